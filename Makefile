@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# xiw developer console.  See README.md; `make help` lists the targets.
+
+KDIR ?= /lib/modules/$(shell uname -r)/build
+KVER ?= 6.12
+XIW_CACHE ?= /var/cache/xiw
+export XIW_CACHE
+
+DRV := drivers/infiniband/sw/xiw
+USERSPACE_BUILD := build/userspace
+
+.PHONY: all module modules clean install unit userspace vm vm-all check demo \
+	bench fuzz help
+
+all: module
+
+help:
+	@echo 'make                   xiw.ko for KDIR ($(KDIR))'
+	@echo 'make modules KVER=K    xiw.ko for the pinned Debian kernel K (6.1, 6.12), W=1 -Werror'
+	@echo 'make install           install xiw.ko for KDIR into /lib/modules/<kver>/updates'
+	@echo 'make unit              userspace build and GoogleTest suites'
+	@echo 'make vm KVER=K         in-VM selftests on kernel K'
+	@echo 'make check             everything CI runs'
+	@echo 'make demo              boot a VM, create xiw devices, show them'
+	@echo 'make bench             benchmarks'
+	@echo 'make fuzz              run the fuzzers'
+
+# Out-of-tree build against KDIR, in place.
+module:
+	$(DRV)/compat/gen-compat.sh $(KDIR) $(CURDIR)/$(DRV)/compat/generated/xiw_compat_autoconf.h
+	$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_XIW=m modules
+
+install: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_XIW=m INSTALL_MOD_DIR=updates modules_install
+	depmod -a $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null || uname -r)
+
+modules:
+	tests/vm/build-module $(KVER) >/dev/null
+
+userspace:
+	cmake -S userspace -B $(USERSPACE_BUILD) >/dev/null
+	$(MAKE) -C $(USERSPACE_BUILD) -j2 --no-print-directory
+
+unit: userspace
+	cd $(USERSPACE_BUILD) && ctest --output-on-failure -j2
+
+vm: modules
+	tests/vm/run-selftests --kver $(KVER)
+
+check:
+	tests/check
+
+demo:
+	tests/vm/demo
+
+bench:
+	tests/vm/bench
+
+fuzz:
+	tests/fuzz/run-fuzz.sh
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
+	rm -rf build $(DRV)/compat/generated
