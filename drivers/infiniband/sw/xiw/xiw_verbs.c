@@ -56,7 +56,6 @@ int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_srq_wr = XIW_MAX_SRQ_WR;
 	attr->max_srq_sge = XIW_MAX_SGE_KERNEL;
 	attr->max_fast_reg_page_list_len = XIW_MAX_FR_PAGES;
-	attr->max_pkeys = 1;
 	return 0;
 }
 
@@ -91,7 +90,6 @@ int xiw_query_port(struct ib_device *ibdev, u32 port,
 
 	memset(attr, 0, sizeof(*attr));
 	attr->gid_tbl_len = 1;
-	attr->pkey_tbl_len = 1;
 	attr->max_msg_sz = U32_MAX;
 	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
 	attr->max_mtu = IB_MTU_256;
@@ -132,7 +130,6 @@ int xiw_get_port_immutable(struct ib_device *ibdev, u32 port,
 			   struct ib_port_immutable *immutable)
 {
 	immutable->gid_tbl_len = 1;
-	immutable->pkey_tbl_len = 1;
 	immutable->core_cap_flags = RDMA_CORE_PORT_IWARP;
 	return 0;
 }
