@@ -1,0 +1,9 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xiw_kunit: KUnit suites for xiw.  The suites register themselves with
+ * kunit_test_suites() in their own files; this file only names the module.
+ */
+#include <linux/module.h>
+
+MODULE_DESCRIPTION("KUnit tests for the xiw software iWARP driver");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,50 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run xiw's KUnit suites inside a debug-kernel guest: load xiw_kunit (the
+# suites run at load time), collect every xiw_* suite's KTAP from debugfs,
+# print it and a summary, and exit 0 (all passed), 1 (a case failed or a
+# suite did not report) or 4 (no KUnit here: distro kernel).
+# modprobe's exit status does not reflect test results; the debugfs
+# results do.
+set -uo pipefail
+
+ktap=/sys/kernel/debug/kunit
+if [ ! -d /sys/kernel/debug/kunit ] && ! mount | grep -q debugfs; then
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+fi
+if ! modinfo xiw_kunit >/dev/null 2>&1 || [ ! -d "$ktap" ]; then
+	echo "# SKIP: no KUnit or no xiw_kunit module on $(uname -r)"
+	exit 4
+fi
+
+echo "+ modprobe xiw_kunit"
+modprobe xiw_kunit || { echo "# modprobe xiw_kunit failed"; exit 1; }
+
+pass=0 fail=0 skip=0 suites=0
+for d in "$ktap"/xiw_*; do
+	[ -r "$d/results" ] || continue
+	suites=$((suites + 1))
+	suite=$(basename "$d")
+	cat "$d/results"
+	# KUnit's per-suite totals line: "# <suite>: pass:P fail:F skip:S total:T"
+	line=$(grep -E "^\s*# $suite: pass:[0-9]+ fail:[0-9]+ skip:[0-9]+" "$d/results" | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "# $suite: no totals line: counted as failed"
+		fail=$((fail + 1))
+		continue
+	fi
+	p=$(sed 's/.*pass:\([0-9]*\).*/\1/' <<<"$line")
+	f=$(sed 's/.*fail:\([0-9]*\).*/\1/' <<<"$line")
+	s=$(sed 's/.*skip:\([0-9]*\).*/\1/' <<<"$line")
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+done
+
+echo "+ rmmod xiw_kunit"
+rmmod xiw_kunit || fail=$((fail + 1))
+if [ "$suites" -eq 0 ]; then
+	echo "# no xiw_* KUnit suite reported results"
+	exit 1
+fi
+echo "# kunit: $suites suites, pass:$pass fail:$fail skip:$skip"
+[ "$fail" -eq 0 ]
