@@ -10,7 +10,7 @@ export XIW_CACHE
 DRV := drivers/infiniband/sw/xiw
 USERSPACE_BUILD := build/userspace
 
-.PHONY: all module modules clean install unit userspace vm vm-all check demo \
+.PHONY: all module modules clean install unit userspace vm vm-debug check demo \
 	bench fuzz help
 
 all: module
@@ -21,6 +21,7 @@ help:
 	@echo 'make install           install xiw.ko for KDIR into /lib/modules/<kver>/updates'
 	@echo 'make unit              userspace build and GoogleTest suites'
 	@echo 'make vm KVER=K         in-VM selftests on kernel K'
+	@echo 'make vm-debug          KUnit and selftests on the self-built debug kernel'
 	@echo 'make check             everything CI runs'
 	@echo 'make demo              boot a VM, create xiw devices, show them'
 	@echo 'make bench             benchmarks'
@@ -47,6 +48,10 @@ unit: userspace
 
 vm: modules
 	tests/vm/run-selftests --kver $(KVER)
+
+vm-debug:
+	tests/vm/build-module debug >/dev/null
+	tests/vm/run-selftests --kver debug
 
 check:
 	tests/check
