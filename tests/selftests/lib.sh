@@ -1,0 +1,255 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for the xiw selftests, sourced by every xiw_*.sh.
+#
+# KTAP:      ktap_header, ktap_plan N, ktap_ok/ktap_not_ok DESC,
+#            ktap_skip DESC REASON, ktap_skip_all REASON, ktap_finish
+#            (exit 0 all passed, 1 something failed, 4 everything skipped).
+# Cases:     run_case DESC FUNC [ARG...] runs FUNC in a subshell with
+#            `set -e`; exit 0 = ok, `skip REASON` = skip, anything else
+#            (`fail MSG`, a failing command) = not ok.  Afterwards it removes
+#            what the case created and checks that no RDMA device, netdev or
+#            namespace was left behind.
+# Commands:  xrun CMD... prints "# + CMD" and CMD's output as diagnostics;
+#            xget VAR CMD... does the same and keeps the output in VAR;
+#            xfail CMD... expects CMD to fail.
+# Waiting:   wait_for TIMEOUT CMD... polls CMD every 0.1 s for TIMEOUT s.
+# Objects:   add_dummy, add_veth, setup_ns, xiw_add record what they create;
+#            cleanup (also the EXIT trap) deletes it.  need_module loads a
+#            module only if it is missing and unloads only those at exit.
+
+WAIT_TIMEOUT=${WAIT_TIMEOUT:-20}	# TCG guests are slow
+IBDIR=/sys/class/infiniband
+
+KTAP_N=0
+KTAP_PASS=0
+KTAP_FAIL=0
+KTAP_SKIP=0
+KTAP_PLAN=
+
+XIW_TMP=$(mktemp -d "${TMPDIR:-/tmp}/xiw-selftest.XXXXXX")
+: >"$XIW_TMP/objects"	# "kind name" lines, removed after each case
+: >"$XIW_TMP/modules"	# modules we loaded, unloaded at exit
+trap 'cleanup_all' EXIT
+
+ktap_header() { echo "KTAP version 1"; }
+ktap_plan() { KTAP_PLAN=$1; echo "1..$1"; }
+ktap_ok() { echo "ok $((++KTAP_N)) $*"; ((++KTAP_PASS)); }
+ktap_not_ok() { echo "not ok $((++KTAP_N)) $*"; ((++KTAP_FAIL)); }
+ktap_skip() { echo "ok $((++KTAP_N)) $1 # SKIP ${2:-}"; ((++KTAP_SKIP)); }
+
+ktap_skip_all() {
+	ktap_header
+	echo "1..0 # SKIP $*"
+	exit 4
+}
+
+ktap_finish() {
+	if [ -n "$KTAP_PLAN" ] && ((KTAP_N != KTAP_PLAN)); then
+		echo "# planned $KTAP_PLAN cases but ran $KTAP_N"
+		((++KTAP_FAIL))
+	fi
+	echo "# Totals: pass:$KTAP_PASS fail:$KTAP_FAIL xfail:0 xpass:0 skip:$KTAP_SKIP error:0"
+	if ((KTAP_FAIL)); then
+		exit 1
+	elif ((KTAP_PASS == 0 && KTAP_SKIP > 0)); then
+		exit 4
+	fi
+	exit 0
+}
+
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+
+# Inside a case: stop it as failed or skipped.
+fail() { diag "FAIL: $*"; exit 1; }
+skip() { echo "$*" >"$XIW_TMP/skip"; exit 4; }
+
+xrun() {
+	local rc=0
+	echo "# + $*"
+	"$@" >"$XIW_TMP/out" 2>&1 || rc=$?
+	sed 's/^/# /' "$XIW_TMP/out"
+	((rc == 0)) || echo "# (exit $rc)"
+	return "$rc"
+}
+
+# xget VAR CMD...: like xrun; VAR gets CMD's stdout.
+xget() {
+	local var=$1 rc=0
+	shift
+	echo "# + $*"
+	"$@" >"$XIW_TMP/out" 2>"$XIW_TMP/err" || rc=$?
+	sed 's/^/# /' "$XIW_TMP/out" "$XIW_TMP/err"
+	((rc == 0)) || echo "# (exit $rc)"
+	printf -v "$var" '%s' "$(cat "$XIW_TMP/out")"
+	return "$rc"
+}
+
+# xfail CMD...: CMD must fail.
+xfail() {
+	if xrun "$@"; then
+		fail "succeeded but should have failed: $*"
+	fi
+	return 0
+}
+
+# wait_for TIMEOUT CMD...: poll CMD (quietly) until it succeeds.
+wait_for() {
+	local tmo=$1 end
+	shift
+	end=$((EPOCHSECONDS + tmo))
+	echo "# wait_for ${tmo}s: $*"
+	until "$@" >/dev/null 2>&1; do
+		if ((EPOCHSECONDS >= end)); then
+			echo "# wait_for: still failing after ${tmo}s: $*"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+record() { echo "$*" >>"$XIW_TMP/objects"; }
+
+# need_module MOD: load MOD unless it is loaded (or built in) already.
+need_module() {
+	[ -d "/sys/module/$1" ] && return 0
+	xrun modprobe "$1" || return 1
+	echo "$1" >>"$XIW_TMP/modules"
+}
+
+ibdev_exists() { [ -e "$IBDIR/$1" ]; }
+ibdev_gone() { [ ! -e "$IBDIR/$1" ]; }
+netdev_exists() { ip link show dev "$1" >/dev/null 2>&1; }
+
+# rdma_link_attr DEV ATTR: the word after ATTR in `rdma link show DEV/1`,
+# e.g. "state", "physical_state", "netdev".
+rdma_link_attr() {
+	rdma link show "$1/1" | awk -v a="$2" '{ for (i = 1; i < NF; i++) if ($i == a) print $(i + 1) }'
+}
+
+# rdma_links: names of all RDMA devices `rdma link show` lists.
+rdma_links() { rdma link show | awk '$1 == "link" { sub("/.*", "", $2); print $2 }'; }
+
+# ibv_attr DEV NAME: a "NAME: value" field of `ibv_devinfo -v -d DEV`.
+ibv_attr() {
+	ibv_devinfo -v -d "$1" | awk -v n="$2:" '$1 == n { $1 = ""; sub(/^ /, ""); print; exit }'
+}
+
+# xiw_add NAME NETDEV: `rdma link add NAME type xiw netdev NETDEV`; on
+# success wait for the device to show up in sysfs.
+xiw_add() {
+	xrun rdma link add "$1" type xiw netdev "$2" || return 1
+	record rdma "$1"
+	wait_for "$WAIT_TIMEOUT" ibdev_exists "$1"
+}
+
+# xiw_del NAME: delete the device and wait until ib_core has removed it.
+xiw_del() {
+	xrun rdma link del "$1" || return 1
+	wait_for "$WAIT_TIMEOUT" ibdev_gone "$1"
+}
+
+# add_dummy NAME [MAC]: an up dummy netdev.
+add_dummy() {
+	need_module dummy || return 1
+	xrun ip link add "$1" ${2:+address "$2"} type dummy || return 1
+	record netdev "$1"
+	xrun ip link set "$1" up
+}
+
+# add_veth NAME PEER: an up veth pair.
+add_veth() {
+	need_module veth || return 1
+	xrun ip link add "$1" type veth peer name "$2" || return 1
+	record netdev "$1"
+	xrun ip link set "$1" up && xrun ip link set "$2" up
+}
+
+# setup_ns VAR...: create uniquely named namespaces, store their names in VARs.
+setup_ns() {
+	local var ns
+	for var in "$@"; do
+		ns=xiw-$var-$(mktemp -u XXXXXX)
+		xrun ip netns add "$ns" || return 1
+		record netns "$ns"
+		xrun ip -n "$ns" link set lo up
+		printf -v "$var" '%s' "$ns"
+	done
+}
+
+# cleanup: remove the recorded objects, newest first, and forget them.
+cleanup() {
+	local kind name pids
+	[ -s "$XIW_TMP/objects" ] || return 0
+	tac "$XIW_TMP/objects" | while read -r kind name; do
+		case $kind in
+		rdma)
+			if ibdev_exists "$name"; then
+				xrun rdma link del "$name"
+				wait_for "$WAIT_TIMEOUT" ibdev_gone "$name"
+			fi
+			;;
+		netdev)
+			netdev_exists "$name" && xrun ip link del "$name"
+			;;
+		netns)
+			pids=$(ip netns pids "$name" 2>/dev/null)
+			[ -z "$pids" ] || kill $pids 2>/dev/null
+			xrun ip netns del "$name"
+			;;
+		esac
+	done
+	: >"$XIW_TMP/objects"
+}
+
+cleanup_all() {
+	local mod
+	cleanup
+	for mod in $(tac "$XIW_TMP/modules"); do
+		[ -d "/sys/module/$mod" ] && xrun rmmod "$mod"
+	done
+	rm -rf "$XIW_TMP"
+}
+
+# Snapshot of what a case could leak.
+world() {
+	ls "$IBDIR" 2>/dev/null | sed 's/^/ibdev /'
+	ip -o link show | awk -F': ' '{ sub("@.*", "", $2); print "netdev " $2 }'
+	ip netns list | awk '{ print "netns " $1 }'
+}
+
+# run_case DESC FUNC [ARG...]
+run_case() {
+	local desc=$1 rc=0
+	shift
+	echo "# ---- $desc"
+	world | sort >"$XIW_TMP/before"
+	rm -f "$XIW_TMP/skip"
+	(
+		set -e -o pipefail
+		"$@"
+	) || rc=$?
+	cleanup
+	if ! wait_for "$WAIT_TIMEOUT" world_unchanged; then
+		diag "leaked objects:" "$(world | sort | comm -13 "$XIW_TMP/before" -)"
+		((rc == 0 || rc == 4)) && rc=1
+	fi
+	case $rc in
+	0) ktap_ok "$desc" ;;
+	4) ktap_skip "$desc" "$(cat "$XIW_TMP/skip" 2>/dev/null)" ;;
+	*) ktap_not_ok "$desc" ;;
+	esac
+}
+
+world_unchanged() { world | sort | cmp -s "$XIW_TMP/before" -; }
+
+# require_env: skip the whole test unless we are root with the tools and a
+# loadable xiw module.
+require_env() {
+	local tool
+	[ "$(id -u)" = 0 ] || ktap_skip_all "must be root"
+	for tool in rdma ip ibv_devices ibv_devinfo modprobe modinfo; do
+		command -v "$tool" >/dev/null || ktap_skip_all "$tool not installed"
+	done
+	modinfo xiw >/dev/null 2>&1 || ktap_skip_all "no xiw module for $(uname -r)"
+}

@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# run_tests.sh [TEST...]
+#
+# Run the xiw selftests (default: TEST_PROGS of the Makefile) one after the
+# other, each under the time limit of ./settings.  Prints KTAP: one result
+# line per test program with the program's own KTAP indented below it, then a
+# summary line.  Exits 1 if any test failed or timed out, else 0.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here"
+if (($#)); then
+	progs=("$@")
+else
+	read -r -a progs < <(make -s --no-print-directory emit_test_progs)
+fi
+tmo=$(sed -n 's/^timeout=//p' settings)
+
+echo "KTAP version 1"
+echo "1..${#progs[@]}"
+n=0 pass=0 fail=0 skip=0
+cases_pass=0 cases_fail=0 cases_skip=0
+out=$(mktemp "${TMPDIR:-/tmp}/xiw-run-tests.XXXXXX")
+trap 'rm -f "$out"' EXIT
+for prog in "${progs[@]}"; do
+	n=$((n + 1))
+	echo "# selftests: xiw: $prog"
+	start=$EPOCHSECONDS
+	timeout -k 10 "${tmo:-300}" "./$prog" 2>&1 | tee "$out" | sed 's/^/    /'
+	rc=${PIPESTATUS[0]}
+	secs=$((EPOCHSECONDS - start))
+	c_ok=$(grep -E '^ok [0-9]+ ' "$out" | grep -vc '# SKIP' || true)
+	c_skip=$(grep -E '^ok [0-9]+ ' "$out" | grep -c '# SKIP' || true)
+	c_fail=$(grep -cE '^not ok [0-9]+ ' "$out" || true)
+	cases_pass=$((cases_pass + c_ok))
+	cases_skip=$((cases_skip + c_skip))
+	cases_fail=$((cases_fail + c_fail))
+	case $rc in
+	0)
+		echo "ok $n selftests: xiw: $prog # ${secs}s"
+		pass=$((pass + 1))
+		;;
+	4)
+		echo "ok $n selftests: xiw: $prog # SKIP"
+		skip=$((skip + 1))
+		;;
+	124 | 137)
+		echo "not ok $n selftests: xiw: $prog # TIMEOUT ${tmo}s"
+		fail=$((fail + 1))
+		;;
+	*)
+		echo "not ok $n selftests: xiw: $prog # exit=$rc"
+		fail=$((fail + 1))
+		;;
+	esac
+done
+echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+echo "# xiw selftests: $pass/$n programs passed, $fail failed, $skip skipped;" \
+	"cases: $cases_pass passed, $cases_fail failed, $cases_skip skipped"
+((fail == 0))
