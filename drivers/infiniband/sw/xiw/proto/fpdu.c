@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MPA FPDU transmit framing and the resumable receive deframer
+ * (RFC 5044 sec 4 to 6).
+ *
+ * The CRC covers every octet of an FPDU from its first octet (which is a
+ * marker when the FPDU starts on a 512 boundary) up to the CRC field,
+ * markers included; a marker due exactly where the CRC field starts
+ * precedes it and is covered too. Only with a misaligned stream start
+ * could a marker fall inside the CRC field; it is then not covered.
+ */
+#include "xiw_proto.h"
+
+/* ---- transmit --------------------------------------------------------- */
+
+/**
+ * xiw_tx_init() - set up the transmit framing state
+ * @tx: state
+ * @crc: generate CRC32c
+ * @markers: insert markers (the peer asked for them)
+ * @stream_pos: stream position of the next FPDU (0 after the MPA Reply)
+ */
+void xiw_tx_init(struct xiw_tx *tx, bool crc, bool markers, u32 stream_pos)
+{
+	tx->crc = crc;
+	tx->markers = markers;
+	tx->stream_pos = stream_pos;
+}
+
+struct xiw_txw {
+	struct xiw_tx *tx;
+	u8 *out;
+	size_t off;
+	u32 crc;
+	u32 hdr_pos;
+	bool started;
+};
+
+static void xiw_txw_marker(struct xiw_txw *w, bool covered)
+{
+	struct xiw_tx *tx = w->tx;
+	u16 ptr = w->started ? (u16)(tx->stream_pos - w->hdr_pos) : 0;
+
+	xiw_mpa_marker_build(w->out + w->off, ptr);
+	if (tx->crc && covered)
+		w->crc = xiw_crc_update(w->crc, w->out + w->off, MPA_MARKER_LEN);
+	w->off += MPA_MARKER_LEN;
+	tx->stream_pos += MPA_MARKER_LEN;
+}
+
+static void xiw_txw_put(struct xiw_txw *w, const u8 *p, size_t n, bool covered)
+{
+	struct xiw_tx *tx = w->tx;
+
+	while (n) {
+		size_t take = n;
+
+		if (tx->markers) {
+			u32 d = xiw_mpa_marker_distance(tx->stream_pos);
+
+			if (d == 0) {
+				xiw_txw_marker(w, covered);
+				continue;
+			}
+			if (take > d)
+				take = d;
+		}
+		if (!w->started) {
+			w->started = true;
+			w->hdr_pos = tx->stream_pos;
+		}
+		memcpy(w->out + w->off, p, take);
+		if (tx->crc && covered)
+			w->crc = xiw_crc_update(w->crc, p, take);
+		w->off += take;
+		tx->stream_pos += (u32)take;
+		p += take;
+		n -= take;
+	}
+}
+
+/**
+ * xiw_fpdu_build() - frame one ULPDU into a complete FPDU
+ * @tx: transmit state; its stream position advances
+ * @ulpdu: the ULPDU (DDP/RDMAP header and payload) as slices
+ * @nslices: number of slices
+ * @out: output buffer
+ * @cap: size of @out; xiw_mpa_fpdu_len() tells how much is needed
+ * @out_len: octets written
+ *
+ * Writes ULPDU_Length, the ULPDU, zero pad and the CRC field, with
+ * markers inserted where the stream position requires them.
+ *
+ * Return: %XIW_OK, %XIW_ERR_INVAL (ULPDU over 65535 octets, NULL slice)
+ * or %XIW_ERR_NOSPACE; on error @tx is unchanged.
+ */
+enum xiw_proto_err xiw_fpdu_build(struct xiw_tx *tx,
+				  const struct xiw_slice *ulpdu,
+				  unsigned int nslices, u8 *out, size_t cap,
+				  size_t *out_len)
+{
+	static const u8 zero[MPA_ALIGN];
+	struct xiw_txw w = { .tx = tx, .out = out, .crc = XIW_CRC_SEED };
+	u8 lenf[MPA_HDR_LEN], crcf[MPA_CRC_LEN] = { 0 };
+	size_t total = 0;
+	unsigned int i;
+
+	*out_len = 0;
+	for (i = 0; i < nslices; i++) {
+		if (ulpdu[i].len && !ulpdu[i].p)
+			return XIW_ERR_INVAL;
+		total += ulpdu[i].len;
+		if (total > MPA_MAX_ULPDU)
+			return XIW_ERR_INVAL;
+	}
+	if (cap < xiw_mpa_fpdu_len(tx->stream_pos, tx->markers, (u32)total))
+		return XIW_ERR_NOSPACE;
+
+	xiw_put_be16(lenf, (u16)total);
+	xiw_txw_put(&w, lenf, MPA_HDR_LEN, true);
+	for (i = 0; i < nslices; i++)
+		xiw_txw_put(&w, ulpdu[i].p, ulpdu[i].len, true);
+	xiw_txw_put(&w, zero, xiw_mpa_pad_len((u32)total), true);
+	if (tx->markers && xiw_mpa_marker_distance(tx->stream_pos) == 0)
+		xiw_txw_marker(&w, true);
+	if (tx->crc)
+		xiw_crc_put(w.crc, crcf);
+	xiw_txw_put(&w, crcf, MPA_CRC_LEN, false);
+	*out_len = w.off;
+	return XIW_OK;
+}
+
+/**
+ * xiw_fpdu_trailer() - pad and CRC field for a zero-copy, marker-free FPDU
+ * @crc: running CRC over ULPDU_Length and the ULPDU (from XIW_CRC_SEED)
+ * @crc_on: CRC is in use (else the field is zero)
+ * @ulpdu_len: ULPDU_Length
+ * @out: pad octets followed by the CRC field
+ *
+ * Return: octets written to @out (4 to 7).
+ */
+size_t xiw_fpdu_trailer(u32 crc, bool crc_on, u32 ulpdu_len,
+			u8 out[MPA_ALIGN + MPA_CRC_LEN])
+{
+	u32 pad = xiw_mpa_pad_len(ulpdu_len);
+
+	memset(out, 0, MPA_ALIGN + MPA_CRC_LEN);
+	if (crc_on)
+		xiw_crc_put(xiw_crc_update(crc, out, pad), out + pad);
+	return pad + MPA_CRC_LEN;
+}
+
+/* ---- receive ---------------------------------------------------------- */
+
+/**
+ * xiw_rx_init() - set up (or reset) the receive deframer
+ * @rx: state
+ * @crc: verify CRC32c
+ * @markers: the peer inserts markers
+ * @stream_pos: stream position of the next octet (0 after the MPA Reply)
+ * @max_ulpdu: largest ULPDU_Length accepted, 0 for 65535
+ */
+void xiw_rx_init(struct xiw_rx *rx, bool crc, bool markers, u32 stream_pos,
+		 u32 max_ulpdu)
+{
+	memset(rx, 0, sizeof(*rx));
+	rx->crc = crc;
+	rx->markers = markers;
+	rx->stream_pos = stream_pos;
+	rx->max_ulpdu = max_ulpdu ? max_ulpdu : MPA_MAX_ULPDU;
+	rx->state = XIW_RX_HDR;
+	rx->crc_state = XIW_CRC_SEED;
+}
+
+static void xiw_rx_eat(struct xiw_rx *rx, const u8 *p, size_t n, bool covered)
+{
+	if (rx->crc && covered)
+		rx->crc_state = xiw_crc_update(rx->crc_state, p, n);
+	rx->stream_pos += (u32)n;
+	rx->octets += n;
+}
+
+/* Returns true once the marker is complete; *err tells whether it is valid. */
+static bool xiw_rx_marker(struct xiw_rx *rx, const u8 *p, size_t avail,
+			  size_t *used, enum xiw_proto_err *err)
+{
+	size_t take = MPA_MARKER_LEN - rx->mk_got;
+	bool covered = !(rx->state == XIW_RX_TRAILER &&
+			 rx->trl_got > rx->trl_need - MPA_CRC_LEN);
+	u16 expect;
+
+	if (take > avail)
+		take = avail;
+	memcpy(rx->mk + rx->mk_got, p, take);
+	rx->mk_got += (u8)take;
+	xiw_rx_eat(rx, p, take, covered);
+	*used = take;
+	*err = XIW_OK;
+	if (rx->mk_got < MPA_MARKER_LEN)
+		return false;
+	rx->mk_got = 0;
+	if (rx->state == XIW_RX_HDR && rx->raw_got == 0)
+		expect = 0;
+	else
+		expect = (u16)(rx->stream_pos - MPA_MARKER_LEN - rx->fpdu_pos);
+	*err = xiw_mpa_marker_check(rx->mk, expect);
+	return true;
+}
+
+/* Header octets: ULPDU_Length, then the DDP/RDMAP header. */
+static enum xiw_proto_err xiw_rx_hdr_bytes(struct xiw_rx *rx, const u8 *p,
+					   size_t n)
+{
+	u8 before = rx->raw_got;
+	enum xiw_proto_err err;
+
+	if (before == 0)
+		rx->fpdu_pos = rx->stream_pos;
+	memcpy(rx->raw + before, p, n);
+	rx->raw_got += (u8)n;
+	xiw_rx_eat(rx, p, n, true);
+
+	if (before < MPA_HDR_LEN && rx->raw_got >= MPA_HDR_LEN) {
+		rx->ulpdu_len = xiw_get_be16(rx->raw);
+		if (rx->ulpdu_len > rx->max_ulpdu)
+			return XIW_ERR_MPA_ULPDU_LEN;
+		if (rx->ulpdu_len < DDP_TAGGED_HDR_LEN)
+			return XIW_ERR_RDMAP_HDR_SHORT;
+	}
+	if (before < MPA_HDR_LEN + 2 && rx->raw_got >= MPA_HDR_LEN + 2) {
+		err = xiw_ddp_ctrl_check(rx->raw[MPA_HDR_LEN],
+					 rx->raw[MPA_HDR_LEN + 1], &rx->info);
+		if (err)
+			return err;
+		if (rx->ulpdu_len < rx->info->hdr_len)
+			return XIW_ERR_RDMAP_HDR_SHORT;
+		rx->raw_need = MPA_HDR_LEN + rx->info->hdr_len;
+	}
+	return XIW_OK;
+}
+
+static enum xiw_proto_err xiw_rx_hdr_done(struct xiw_rx *rx)
+{
+	enum xiw_proto_err err;
+	size_t hl;
+
+	err = xiw_rdmap_hdr_parse(rx->raw + MPA_HDR_LEN,
+				  rx->raw_need - MPA_HDR_LEN, &rx->hdr, &hl);
+	if (err)
+		return err;
+	err = xiw_rdmap_seg_check(&rx->hdr, rx->ulpdu_len);
+	if (err)
+		return err;
+	rx->data_len = rx->ulpdu_len - (u32)hl;
+	rx->data_off = 0;
+	rx->trl_got = 0;
+	rx->trl_need = (u8)(xiw_mpa_pad_len(rx->ulpdu_len) + MPA_CRC_LEN);
+	rx->state = rx->data_len ? XIW_RX_DATA : XIW_RX_TRAILER;
+	return XIW_OK;
+}
+
+static enum xiw_proto_err xiw_rx_trailer_done(struct xiw_rx *rx)
+{
+	u8 pad = rx->trl_need - MPA_CRC_LEN;
+
+	if (rx->crc && xiw_crc_get(rx->trl + pad) != rx->crc_state)
+		return XIW_ERR_MPA_CRC;
+	rx->segments++;
+	rx->state = XIW_RX_HDR;
+	rx->raw_got = 0;
+	rx->raw_need = 0;
+	rx->info = NULL;
+	rx->crc_state = XIW_CRC_SEED;
+	return XIW_OK;
+}
+
+/**
+ * xiw_rx_step() - feed stream octets, get at most one event back
+ * @rx: deframer state
+ * @p: next octets of the TCP stream (any split is fine)
+ * @len: number of octets at @p
+ * @consumed: octets of @p used by this call (always set)
+ * @ev: the event produced, %XIW_RX_EV_NONE if @p was used up first
+ *
+ * Usage: call in a loop, advancing @p by @consumed, until @len octets are
+ * used; handle each event as it comes. %XIW_RX_EV_HDR makes @rx->hdr valid
+ * (raw header octets in @rx->raw); %XIW_RX_EV_DATA points into @p, never
+ * spans a marker and carries the payload offset; %XIW_RX_EV_END follows
+ * the CRC check. Payload is handed out before the CRC is known: do not
+ * complete anything before END. Every event except NONE consumes at
+ * least one octet, so the loop always makes progress.
+ *
+ * Return: %XIW_OK, or the first protocol error; the error is sticky until
+ * xiw_rx_init() and @consumed then includes the offending octets.
+ */
+enum xiw_proto_err xiw_rx_step(struct xiw_rx *rx, const u8 *p, size_t len,
+			       size_t *consumed, struct xiw_rx_event *ev)
+{
+	enum xiw_proto_err err = XIW_OK;
+	size_t used = 0;
+
+	memset(ev, 0, sizeof(*ev));
+	*consumed = 0;
+	if (rx->state == XIW_RX_ERROR)
+		return rx->err;
+	if (len && !p)
+		return XIW_ERR_INVAL;
+
+	while (used < len) {
+		const u8 *c = p + used;
+		size_t avail = len - used, take, n;
+		u32 lim = 0xffffffffU;
+
+		if (rx->markers) {
+			lim = xiw_mpa_marker_distance(rx->stream_pos);
+			if (rx->mk_got || lim == 0) {
+				bool done = xiw_rx_marker(rx, c, avail, &n, &err);
+
+				used += n;
+				if (done && err)
+					goto fail;
+				continue;
+			}
+		}
+		if (avail > lim)
+			avail = lim;
+
+		switch (rx->state) {
+		case XIW_RX_HDR:
+			/* stop after ULPDU_Length and after the control octets */
+			if (rx->raw_got < MPA_HDR_LEN)
+				take = MPA_HDR_LEN - rx->raw_got;
+			else if (rx->raw_got < MPA_HDR_LEN + 2)
+				take = MPA_HDR_LEN + 2 - rx->raw_got;
+			else
+				take = rx->raw_need - rx->raw_got;
+			if (take > avail)
+				take = avail;
+			err = xiw_rx_hdr_bytes(rx, c, take);
+			used += take;
+			if (err)
+				goto fail;
+			if (rx->raw_got >= MPA_HDR_LEN + 2 &&
+			    rx->raw_got == rx->raw_need) {
+				err = xiw_rx_hdr_done(rx);
+				if (err)
+					goto fail;
+				ev->type = XIW_RX_EV_HDR;
+				*consumed = used;
+				return XIW_OK;
+			}
+			break;
+		case XIW_RX_DATA:
+			take = rx->data_len - rx->data_off;
+			if (take > avail)
+				take = avail;
+			xiw_rx_eat(rx, c, take, true);
+			used += take;
+			ev->type = XIW_RX_EV_DATA;
+			ev->data = c;
+			ev->len = (u32)take;
+			ev->offset = rx->data_off;
+			rx->data_off += (u32)take;
+			if (rx->data_off == rx->data_len)
+				rx->state = XIW_RX_TRAILER;
+			*consumed = used;
+			return XIW_OK;
+		case XIW_RX_TRAILER: {
+			u8 pad = rx->trl_need - MPA_CRC_LEN;
+
+			take = rx->trl_need - rx->trl_got;
+			if (take > avail)
+				take = avail;
+			memcpy(rx->trl + rx->trl_got, c, take);
+			n = rx->trl_got < pad ? pad - rx->trl_got : 0;
+			if (n > take)
+				n = take;
+			/* pad is covered by the CRC, the CRC field is not */
+			xiw_rx_eat(rx, c, n, true);
+			xiw_rx_eat(rx, c + n, take - n, false);
+			rx->trl_got += (u8)take;
+			used += take;
+			if (rx->trl_got == rx->trl_need) {
+				err = xiw_rx_trailer_done(rx);
+				if (err)
+					goto fail;
+				ev->type = XIW_RX_EV_END;
+				*consumed = used;
+				return XIW_OK;
+			}
+			break;
+		}
+		default:
+			err = XIW_ERR_INVAL;
+			goto fail;
+		}
+	}
+	*consumed = used;
+	return XIW_OK;
+
+fail:
+	rx->state = XIW_RX_ERROR;
+	rx->err = err;
+	*consumed = used;
+	return err;
+}

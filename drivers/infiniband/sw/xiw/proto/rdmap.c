@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RDMAP (RFC 5040) and its extensions (RFC 7306): the opcode table and
+ * the combined DDP + RDMAP segment header codec.
+ *
+ * RFC 7306 "Write with Immediate" and "Send with Immediate" are an RDMA
+ * Write or a Send followed by an Immediate Data message; the opcodes below
+ * are the wire messages, not the verbs.
+ */
+#include "xiw_proto.h"
+
+#define OPT(op, nm, rfcno, qnum, d, pl, sgl, inv, se, rlen)		\
+	[op] = {							\
+		.name = nm, .opcode = op, .rfc = rfcno, .tagged = true,	\
+		.qn = qnum, .dir = d, .payload = pl, .single = sgl,	\
+		.inval_stag = inv, .solicited = se, .rdmap_len = rlen,	\
+		.hdr_len = DDP_TAGGED_HDR_LEN + (rlen),			\
+	}
+#define OPU(op, nm, rfcno, qnum, d, pl, sgl, inv, se, rlen)		\
+	[op] = {							\
+		.name = nm, .opcode = op, .rfc = rfcno, .tagged = false,	\
+		.qn = qnum, .dir = d, .payload = pl, .single = sgl,	\
+		.inval_stag = inv, .solicited = se, .rdmap_len = rlen,	\
+		.hdr_len = DDP_UNTAGGED_HDR_LEN + (rlen),		\
+	}
+
+#define REQ	XIW_RDMAP_DIR_REQUEST
+#define RSP	XIW_RDMAP_DIR_RESPONSE
+#define CTL	XIW_RDMAP_DIR_CONTROL
+
+static const struct xiw_rdmap_opinfo xiw_rdmap_ops[RDMAP_OP_COUNT] = {
+	OPT(RDMAP_OP_WRITE, "RDMA Write", 5040, RDMAP_QN_NONE, REQ,
+	    true, false, false, false, 0),
+	OPU(RDMAP_OP_READ_REQ, "RDMA Read Request", 5040, RDMAP_QN_READ_REQ,
+	    REQ, false, true, false, false, RDMAP_READ_REQ_LEN),
+	OPT(RDMAP_OP_READ_RESP, "RDMA Read Response", 5040, RDMAP_QN_NONE,
+	    RSP, true, false, false, false, 0),
+	OPU(RDMAP_OP_SEND, "Send", 5040, RDMAP_QN_SEND, REQ,
+	    true, false, false, false, 0),
+	OPU(RDMAP_OP_SEND_INV, "Send with Invalidate", 5040, RDMAP_QN_SEND,
+	    REQ, true, false, true, false, 0),
+	OPU(RDMAP_OP_SEND_SE, "Send with Solicited Event", 5040,
+	    RDMAP_QN_SEND, REQ, true, false, false, true, 0),
+	OPU(RDMAP_OP_SEND_SE_INV, "Send with Solicited Event and Invalidate",
+	    5040, RDMAP_QN_SEND, REQ, true, false, true, true, 0),
+	OPU(RDMAP_OP_TERMINATE, "Terminate", 5040, RDMAP_QN_TERMINATE, CTL,
+	    true, true, false, false, RDMAP_TERM_CTRL_LEN),
+	OPU(RDMAP_OP_IMM_DATA, "Immediate Data", 7306, RDMAP_QN_SEND, REQ,
+	    false, true, false, false, RDMAP_IMM_DATA_LEN),
+	OPU(RDMAP_OP_IMM_DATA_SE, "Immediate Data with Solicited Event", 7306,
+	    RDMAP_QN_SEND, REQ, false, true, false, true, RDMAP_IMM_DATA_LEN),
+	OPU(RDMAP_OP_ATOMIC_REQ, "Atomic Request", 7306, RDMAP_QN_READ_REQ,
+	    REQ, false, true, false, false, RDMAP_ATOMIC_REQ_LEN),
+	OPU(RDMAP_OP_ATOMIC_RESP, "Atomic Response", 7306,
+	    RDMAP_QN_ATOMIC_RESP, RSP, false, true, false, false,
+	    RDMAP_ATOMIC_RESP_LEN),
+};
+
+/**
+ * xiw_rdmap_op_lookup() - static properties of an RDMAP opcode
+ * @opcode: 4 bit opcode
+ *
+ * Return: the table entry, or NULL for a reserved opcode.
+ */
+const struct xiw_rdmap_opinfo *xiw_rdmap_op_lookup(u8 opcode)
+{
+	if (opcode >= RDMAP_OP_COUNT || !xiw_rdmap_ops[opcode].name)
+		return NULL;
+	return &xiw_rdmap_ops[opcode];
+}
+
+/**
+ * xiw_ddp_ctrl_check() - validate the first two header octets
+ * @ddp_ctrl: DDP control octet (T, L, reserved, DV)
+ * @rdmap_ctrl: RDMAP control octet (RV, reserved, opcode)
+ * @info: set to the opcode properties on success
+ *
+ * Checks, in this order: DDP version, RDMAP version, known opcode, and
+ * that the T flag matches the opcode's buffer model. Reserved bits are
+ * not checked (RFC 5041 sec 4.2: ignored on receive).
+ *
+ * Return: %XIW_OK or the matching DDP/RDMAP error.
+ */
+enum xiw_proto_err xiw_ddp_ctrl_check(u8 ddp_ctrl, u8 rdmap_ctrl,
+				      const struct xiw_rdmap_opinfo **info)
+{
+	const struct xiw_rdmap_opinfo *oi;
+	bool tagged = !!(ddp_ctrl & DDP_FLAG_T);
+
+	*info = NULL;
+	if ((ddp_ctrl & DDP_DV_MASK) != DDP_VERSION)
+		return tagged ? XIW_ERR_DDP_T_VERSION : XIW_ERR_DDP_UT_VERSION;
+	if (((rdmap_ctrl & RDMAP_RV_MASK) >> RDMAP_RV_SHIFT) != RDMAP_VERSION)
+		return XIW_ERR_RDMAP_VERSION;
+	oi = xiw_rdmap_op_lookup(rdmap_ctrl & RDMAP_OPCODE_MASK);
+	if (!oi)
+		return XIW_ERR_RDMAP_OPCODE;
+	if (oi->tagged != tagged)
+		return XIW_ERR_RDMAP_OPCODE_MODEL;
+	*info = oi;
+	return XIW_OK;
+}
+
+static void xiw_read_req_decode(const u8 *p, struct xiw_read_req *rr)
+{
+	rr->sink_stag = xiw_get_be32(p + RDMAP_RR_SINK_STAG_OFF);
+	rr->sink_to = xiw_get_be64(p + RDMAP_RR_SINK_TO_OFF);
+	rr->size = xiw_get_be32(p + RDMAP_RR_SIZE_OFF);
+	rr->src_stag = xiw_get_be32(p + RDMAP_RR_SRC_STAG_OFF);
+	rr->src_to = xiw_get_be64(p + RDMAP_RR_SRC_TO_OFF);
+}
+
+static void xiw_read_req_encode(const struct xiw_read_req *rr, u8 *p)
+{
+	xiw_put_be32(p + RDMAP_RR_SINK_STAG_OFF, rr->sink_stag);
+	xiw_put_be64(p + RDMAP_RR_SINK_TO_OFF, rr->sink_to);
+	xiw_put_be32(p + RDMAP_RR_SIZE_OFF, rr->size);
+	xiw_put_be32(p + RDMAP_RR_SRC_STAG_OFF, rr->src_stag);
+	xiw_put_be64(p + RDMAP_RR_SRC_TO_OFF, rr->src_to);
+}
+
+static void xiw_atomic_req_decode(const u8 *p, struct xiw_atomic_req *ar)
+{
+	ar->op = p[RDMAP_AR_OPCODE_OFF + 3] & RDMAP_AR_OPCODE_MASK;
+	ar->req_id = xiw_get_be32(p + RDMAP_AR_REQID_OFF);
+	ar->stag = xiw_get_be32(p + RDMAP_AR_STAG_OFF);
+	ar->to = xiw_get_be64(p + RDMAP_AR_TO_OFF);
+	ar->data = xiw_get_be64(p + RDMAP_AR_DATA_OFF);
+	ar->data_mask = xiw_get_be64(p + RDMAP_AR_DATA_MASK_OFF);
+	ar->cmp = xiw_get_be64(p + RDMAP_AR_CMP_OFF);
+	ar->cmp_mask = xiw_get_be64(p + RDMAP_AR_CMP_MASK_OFF);
+}
+
+static void xiw_atomic_req_encode(const struct xiw_atomic_req *ar, u8 *p)
+{
+	xiw_put_be32(p + RDMAP_AR_OPCODE_OFF, ar->op & RDMAP_AR_OPCODE_MASK);
+	xiw_put_be32(p + RDMAP_AR_REQID_OFF, ar->req_id);
+	xiw_put_be32(p + RDMAP_AR_STAG_OFF, ar->stag);
+	xiw_put_be64(p + RDMAP_AR_TO_OFF, ar->to);
+	xiw_put_be64(p + RDMAP_AR_DATA_OFF, ar->data);
+	xiw_put_be64(p + RDMAP_AR_DATA_MASK_OFF, ar->data_mask);
+	xiw_put_be64(p + RDMAP_AR_CMP_OFF, ar->cmp);
+	xiw_put_be64(p + RDMAP_AR_CMP_MASK_OFF, ar->cmp_mask);
+}
+
+/**
+ * xiw_rdmap_hdr_parse() - decode the DDP + RDMAP header of a segment
+ * @p: the ULPDU (DDP control octet first, no ULPDU_Length)
+ * @len: octets available at @p (at least the header)
+ * @h: decoded header
+ * @hdr_len: set to the header length on success
+ *
+ * Validates versions, the opcode, its buffer model, its queue number
+ * and, for single-segment messages, L=1 and MO=0; Atomic Requests must
+ * name a known operation and an 8-byte aligned Tagged Offset.
+ *
+ * Return: %XIW_OK or the error (the first one found, in that order).
+ */
+enum xiw_proto_err xiw_rdmap_hdr_parse(const u8 *p, size_t len,
+				       struct xiw_rdmap_hdr *h,
+				       size_t *hdr_len)
+{
+	const struct xiw_rdmap_opinfo *oi;
+	enum xiw_proto_err err;
+	const u8 *r;
+
+	memset(h, 0, sizeof(*h));
+	*hdr_len = 0;
+	if (len < 2)
+		return XIW_ERR_RDMAP_HDR_SHORT;
+	err = xiw_ddp_ctrl_check(p[DDP_CTRL_OFF], p[DDP_RSVDULP_OFF], &oi);
+	h->tagged = !!(p[DDP_CTRL_OFF] & DDP_FLAG_T);
+	h->last = !!(p[DDP_CTRL_OFF] & DDP_FLAG_L);
+	h->ddp_version = p[DDP_CTRL_OFF] & DDP_DV_MASK;
+	h->rdmap_version = (p[DDP_RSVDULP_OFF] & RDMAP_RV_MASK) >> RDMAP_RV_SHIFT;
+	h->opcode = p[DDP_RSVDULP_OFF] & RDMAP_OPCODE_MASK;
+	if (err)
+		return err;
+	if (len < oi->hdr_len)
+		return XIW_ERR_RDMAP_HDR_SHORT;
+
+	if (h->tagged) {
+		h->stag = xiw_get_be32(p + DDP_TAGGED_STAG_OFF);
+		h->to = xiw_get_be64(p + DDP_TAGGED_TO_OFF);
+		r = p + DDP_TAGGED_HDR_LEN;
+	} else {
+		h->rsvdulp = xiw_get_be32(p + DDP_UNTAGGED_RSVDULP2_OFF);
+		h->qn = xiw_get_be32(p + DDP_UNTAGGED_QN_OFF);
+		h->msn = xiw_get_be32(p + DDP_UNTAGGED_MSN_OFF);
+		h->mo = xiw_get_be32(p + DDP_UNTAGGED_MO_OFF);
+		r = p + DDP_UNTAGGED_HDR_LEN;
+		if (h->qn != oi->qn)
+			return XIW_ERR_DDP_UT_INVALID_QN;
+	}
+	if (oi->single && (!h->last || h->mo != 0))
+		return XIW_ERR_RDMAP_SEGMENTED;
+
+	switch (h->opcode) {
+	case RDMAP_OP_READ_REQ:
+		xiw_read_req_decode(r, &h->u.read_req);
+		break;
+	case RDMAP_OP_TERMINATE:
+		xiw_term_ctrl_decode(r, &h->u.term);
+		break;
+	case RDMAP_OP_IMM_DATA:
+	case RDMAP_OP_IMM_DATA_SE:
+		h->u.imm_data = xiw_get_be64(r);
+		break;
+	case RDMAP_OP_ATOMIC_REQ:
+		xiw_atomic_req_decode(r, &h->u.atomic_req);
+		if (h->u.atomic_req.op != RDMAP_ATOMIC_FETCHADD &&
+		    h->u.atomic_req.op != RDMAP_ATOMIC_CMPSWAP)
+			return XIW_ERR_RDMAP_ATOMIC_OPCODE;
+		if (h->u.atomic_req.to & (RDMAP_ATOMIC_ALIGN - 1))
+			return XIW_ERR_RDMAP_ATOMIC_ALIGN;
+		break;
+	case RDMAP_OP_ATOMIC_RESP:
+		h->u.atomic_resp.req_id = xiw_get_be32(r + RDMAP_AS_REQID_OFF);
+		h->u.atomic_resp.value = xiw_get_be64(r + RDMAP_AS_VALUE_OFF);
+		break;
+	default:
+		break;
+	}
+	*hdr_len = oi->hdr_len;
+	return XIW_OK;
+}
+
+/**
+ * xiw_rdmap_hdr_build() - encode the DDP + RDMAP header of a segment
+ * @h: header; @h->opcode selects the layout, @h->tagged is taken from the
+ *	opcode table, versions are always written as 1, reserved bits as 0
+ * @out: output buffer
+ * @cap: size of @out
+ * @hdr_len: octets written
+ *
+ * Return: %XIW_OK, %XIW_ERR_RDMAP_OPCODE for a reserved opcode, or
+ * %XIW_ERR_NOSPACE.
+ */
+enum xiw_proto_err xiw_rdmap_hdr_build(const struct xiw_rdmap_hdr *h,
+				       u8 *out, size_t cap, size_t *hdr_len)
+{
+	const struct xiw_rdmap_opinfo *oi = xiw_rdmap_op_lookup(h->opcode);
+	u8 *r;
+
+	*hdr_len = 0;
+	if (!oi)
+		return XIW_ERR_RDMAP_OPCODE;
+	if (cap < oi->hdr_len)
+		return XIW_ERR_NOSPACE;
+	memset(out, 0, oi->hdr_len);
+	out[DDP_CTRL_OFF] = (u8)((oi->tagged ? DDP_FLAG_T : 0) |
+				 (h->last ? DDP_FLAG_L : 0) | DDP_VERSION);
+	out[DDP_RSVDULP_OFF] = (u8)(RDMAP_VERSION << RDMAP_RV_SHIFT |
+				    (h->opcode & RDMAP_OPCODE_MASK));
+	if (oi->tagged) {
+		xiw_put_be32(out + DDP_TAGGED_STAG_OFF, h->stag);
+		xiw_put_be64(out + DDP_TAGGED_TO_OFF, h->to);
+		r = out + DDP_TAGGED_HDR_LEN;
+	} else {
+		xiw_put_be32(out + DDP_UNTAGGED_RSVDULP2_OFF, h->rsvdulp);
+		xiw_put_be32(out + DDP_UNTAGGED_QN_OFF, h->qn);
+		xiw_put_be32(out + DDP_UNTAGGED_MSN_OFF, h->msn);
+		xiw_put_be32(out + DDP_UNTAGGED_MO_OFF, h->mo);
+		r = out + DDP_UNTAGGED_HDR_LEN;
+	}
+	switch (h->opcode) {
+	case RDMAP_OP_READ_REQ:
+		xiw_read_req_encode(&h->u.read_req, r);
+		break;
+	case RDMAP_OP_TERMINATE:
+		xiw_term_ctrl_encode(&h->u.term, r);
+		break;
+	case RDMAP_OP_IMM_DATA:
+	case RDMAP_OP_IMM_DATA_SE:
+		xiw_put_be64(r, h->u.imm_data);
+		break;
+	case RDMAP_OP_ATOMIC_REQ:
+		xiw_atomic_req_encode(&h->u.atomic_req, r);
+		break;
+	case RDMAP_OP_ATOMIC_RESP:
+		xiw_put_be32(r + RDMAP_AS_REQID_OFF, h->u.atomic_resp.req_id);
+		xiw_put_be64(r + RDMAP_AS_VALUE_OFF, h->u.atomic_resp.value);
+		break;
+	default:
+		break;
+	}
+	*hdr_len = oi->hdr_len;
+	return XIW_OK;
+}
+
+/**
+ * xiw_rdmap_seg_check() - check a decoded header against its ULPDU length
+ * @h: header decoded by xiw_rdmap_hdr_parse()
+ * @ulpdu_len: the segment's ULPDU_Length
+ *
+ * Return: %XIW_OK, %XIW_ERR_RDMAP_OPCODE for a reserved opcode,
+ * %XIW_ERR_RDMAP_HDR_SHORT if the segment cannot hold its headers, or
+ * %XIW_ERR_RDMAP_PAYLOAD if a header-only message carries payload.
+ */
+enum xiw_proto_err xiw_rdmap_seg_check(const struct xiw_rdmap_hdr *h,
+				       u32 ulpdu_len)
+{
+	const struct xiw_rdmap_opinfo *oi = xiw_rdmap_op_lookup(h->opcode);
+
+	if (!oi)
+		return XIW_ERR_RDMAP_OPCODE;
+	if (ulpdu_len < oi->hdr_len)
+		return XIW_ERR_RDMAP_HDR_SHORT;
+	if (!oi->payload && ulpdu_len != oi->hdr_len)
+		return XIW_ERR_RDMAP_PAYLOAD;
+	if (h->opcode == RDMAP_OP_TERMINATE &&
+	    ulpdu_len - oi->hdr_len > RDMAP_TERM_MAX_LEN - RDMAP_TERM_CTRL_LEN)
+		return XIW_ERR_RDMAP_TERM_MALFORMED;
+	return XIW_OK;
+}

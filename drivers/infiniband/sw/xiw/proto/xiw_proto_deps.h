@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The one environment switch of the xiw protocol core.
+ *
+ * Every file in proto/ includes this header and nothing else from the
+ * outside world. In the kernel it pulls in the kernel's types, string
+ * helpers, crc32c() and errno values; in userspace (GoogleTest, fuzzers,
+ * benchmarks, tools) it pulls in userspace/include/xiw_proto_deps_user.h,
+ * which provides the same names with the same semantics.
+ */
+#ifndef XIW_PROTO_DEPS_H
+#define XIW_PROTO_DEPS_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/string.h>
+#include <linux/crc32c.h>
+#include <linux/compiler.h>
+#include <linux/errno.h>
+#else
+#include "xiw_proto_deps_user.h"
+#endif
+
+#endif /* XIW_PROTO_DEPS_H */
