@@ -5,11 +5,16 @@
 #ifndef _XIW_H
 #define _XIW_H
 
+#include <linux/completion.h>
 #include <linux/if_ether.h>
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
 #include <linux/rcupdate.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include <rdma/xiw-abi.h>
@@ -35,6 +40,18 @@
 #define XIW_MAX_SRQ_WR		(XIW_MAX_QP_WR * 10)
 #define XIW_MAX_CONTEXT		XIW_MAX_PD
 #define XIW_MAX_FR_PAGES	512
+/* Inline data of kernel SQEs lives in the space of sge[1..]. */
+#define XIW_MAX_INLINE_KERNEL	(sizeof(struct xiw_sge) * (XIW_MAX_SGE_KERNEL - 1))
+
+/* QP numbers are 24 bits, 0 is never used. */
+#define XIW_MAX_QPN		0xffffffU
+
+/* STag = 24-bit index into xiw_device.mem_xa << 8 | 8-bit consumer key. */
+#define XIW_STAG_KEY_MASK	0xffU
+#define XIW_STAG_INDEX_MAX	0xffffffU
+
+struct xiw_mr;
+struct xiw_qp;
 
 /**
  * struct xiw_device - one xiw RDMA device, bound to one netdev
@@ -51,6 +68,17 @@
  * @numa_node: NUMA node of the netdev, for placing per-QP work
  * @num_ctx: user contexts in use
  * @num_pd: protection domains in use
+ * @num_cq: completion queues in use
+ * @num_qp: queue pairs in use
+ * @num_srq: shared receive queues in use
+ * @num_mr: memory regions in use (all kinds)
+ * @qp_xa: QP number -> struct xiw_qp (xarray lock; lookups under RCU take
+ *	a QP reference with xiw_qp_get_unless_zero())
+ * @cq_xa: CQ id -> struct xiw_cq (ids only; never dereferenced from it)
+ * @mem_xa: STag index -> struct xiw_mr (xarray lock; lookups under RCU)
+ * @next_qpn: cursor of xa_alloc_cyclic() for @qp_xa
+ * @next_cq_id: cursor of xa_alloc_cyclic() for @cq_xa
+ * @next_stag_idx: cursor of xa_alloc_cyclic() for @mem_xa
  */
 struct xiw_device {
 	struct ib_device base_dev;
@@ -63,16 +91,307 @@ struct xiw_device {
 
 	atomic_t num_ctx;
 	atomic_t num_pd;
+	atomic_t num_cq;
+	atomic_t num_qp;
+	atomic_t num_srq;
+	atomic_t num_mr;
+
+	struct xarray qp_xa;
+	struct xarray cq_xa;
+	struct xarray mem_xa;
+	u32 next_qpn;
+	u32 next_cq_id;
+	u32 next_stag_idx;
 };
 
 /**
  * struct xiw_ucontext - user verbs context
  * @base_ucontext: the ib_core context; must stay first
  * @xdev: owning device
+ * @key_guard: mmap entry that occupies the offset XIW_INVAL_UOBJ_KEY, so
+ *	that no queue is ever handed that key (libsiw reads it as "failed");
+ *	NULL when PAGE_SIZE makes that offset impossible anyway
  */
 struct xiw_ucontext {
 	struct ib_ucontext base_ucontext;
 	struct xiw_device *xdev;
+	struct rdma_user_mmap_entry *key_guard;
+};
+
+/**
+ * struct xiw_user_mmap_entry - a user-mappable queue
+ * @rdma_entry: the ib_core entry; its offset is the key userspace mmaps
+ * @address: vmalloc_user() memory of the queue, owned by the entry and
+ *	freed by xiw_mmap_free() once the entry is removed and unmapped;
+ *	NULL for a key guard, which can never be mapped
+ */
+struct xiw_user_mmap_entry {
+	struct rdma_user_mmap_entry rdma_entry;
+	void *address;
+};
+
+/**
+ * struct xiw_cq - completion queue
+ * @base_cq: the ib_core CQ; must stay first
+ * @xdev: owning device
+ * @lock: guards @cq_put, @cq_get, the ring slots' contents while they are
+ *	not VALID, and @overflow; taken with irqsave from any context
+ * @queue: ring of @num_cqe CQEs followed by @notify (one allocation; for a
+ *	user CQ the same memory is mapped by libsiw)
+ * @notify: notification word; userspace (libsiw's req_notify) or
+ *	xiw_req_notify_cq() arm it, xiw_cqe_add() disarms it with cmpxchg
+ * @num_cqe: ring size
+ * @cq_put: producer index (kernel), modulo @num_cqe
+ * @cq_get: consumer index of kernel CQs (user CQs are polled by libsiw)
+ * @id: CQ id reported to userspace
+ * @kernel_verbs: true for kernel consumers
+ * @mmap_entry: user mapping of @queue (user CQs only)
+ * @comp_work: runs the completion handler and error events outside the
+ *	call chain that produced the completion; a work item never runs
+ *	concurrently with itself, so at most one handler runs per CQ
+ * @events: XIW_CQ_EV_* bits consumed by @comp_work
+ * @overflow: number of CQEs lost because the ring was full
+ * @completions: number of CQEs written
+ */
+struct xiw_cq {
+	struct ib_cq base_cq;
+	struct xiw_device *xdev;
+	spinlock_t lock;
+	struct xiw_cqe *queue;
+	struct xiw_cq_ctrl *notify;
+	u32 num_cqe;
+	u32 cq_put;
+	u32 cq_get;
+	u32 id;
+	bool kernel_verbs;
+	struct rdma_user_mmap_entry *mmap_entry;
+	struct work_struct comp_work;
+	unsigned long events;
+	u64 overflow;
+	u64 completions;
+};
+
+#define XIW_CQ_EV_COMP		0	/* call the completion handler */
+#define XIW_CQ_EV_ERR		1	/* dispatch IB_EVENT_CQ_ERR */
+
+/**
+ * struct xiw_krqe - receive queue element of kernel queues
+ * @id: work request id
+ * @flags: XIW_WQE_* flags; VALID marks a posted element
+ * @num_sge: number of valid entries of @sge
+ * @opcode: XIW_OP_RECEIVE
+ * @sge: scatter list
+ *
+ * The header is the one of struct xiw_rqe; only the SGE array is larger.
+ * xiw_rqe_fetch() returns user RQEs in this form too.
+ */
+struct xiw_krqe {
+	u64 id;
+	u16 flags;
+	u8 num_sge;
+	u8 opcode;
+	u32 unused;
+	struct xiw_sge sge[XIW_MAX_SGE_KERNEL];
+};
+
+/**
+ * struct xiw_ksqe - send queue element of kernel queues
+ * @id: work request id
+ * @flags: XIW_WQE_* flags; VALID marks a posted element
+ * @num_sge: number of SGEs (for INLINE: 1, and sge[0].length is the length
+ *	of the inline data stored from sge[1] on)
+ * @opcode: enum xiw_opcode
+ * @rkey: remote STag (WRITE, READ), STag to invalidate (SEND_REMOTE_INV,
+ *	INVAL_STAG, READ_LOCAL_INV), or the new STag (REG_MR)
+ * @raddr: remote address (WRITE, READ)
+ * @reg_mr: REG_MR: the memory region to (re)register
+ * @access: REG_MR: IB_ACCESS_* flags to register with
+ * @sge: gather list, or inline data from sge[1] on
+ *
+ * The header is the one of struct xiw_sqe; xiw_sqe_fetch() returns user
+ * SQEs in this form too.
+ */
+struct xiw_ksqe {
+	u64 id;
+	u16 flags;
+	u8 num_sge;
+	u8 opcode;
+	u32 rkey;
+	union {
+		u64 raddr;
+		struct xiw_mr *reg_mr;
+	};
+	u32 access;
+	u32 pad;
+	struct xiw_sge sge[XIW_MAX_SGE_KERNEL];
+};
+
+/**
+ * struct xiw_srq - shared receive queue
+ * @base_srq: the ib_core SRQ; must stay first
+ * @xdev: owning device
+ * @lock: guards @rq_put, @rq_get, @limit, @armed and the kernel ring
+ * @recvq: ring of @num_rqe elements: struct xiw_krqe for kernel SRQs,
+ *	struct xiw_rqe (shared with libsiw) for user SRQs
+ * @num_rqe: ring size
+ * @rq_put: producer index of kernel SRQs
+ * @rq_get: consumer index
+ * @max_sge: SGE limit of posted receives
+ * @limit: srq_limit armed by modify_srq
+ * @armed: IB_EVENT_SRQ_LIMIT_REACHED pending once fewer than @limit
+ *	receives remain posted
+ * @kernel_verbs: true for kernel consumers
+ * @mmap_entry: user mapping of @recvq (user SRQs only)
+ */
+struct xiw_srq {
+	struct ib_srq base_srq;
+	struct xiw_device *xdev;
+	spinlock_t lock;
+	void *recvq;
+	u32 num_rqe;
+	u32 rq_put;
+	u32 rq_get;
+	u32 max_sge;
+	u32 limit;
+	bool armed;
+	bool kernel_verbs;
+	struct rdma_user_mmap_entry *mmap_entry;
+};
+
+/**
+ * enum xiw_qp_state - iWARP QP states (RDMAC verbs / RFC 5040 sec. 6)
+ * @XIW_QP_IDLE: created or reset; WRs may be posted and stay queued
+ * @XIW_QP_RTS: connected, the data path processes the queues
+ * @XIW_QP_CLOSING: graceful close in progress, no new work
+ * @XIW_QP_TERMINATE: a TERMINATE message is being sent
+ * @XIW_QP_ERROR: queues flushed, every WR completes with WR_FLUSH_ERR
+ * @XIW_QP_NUM_STATES: number of states
+ */
+enum xiw_qp_state {
+	XIW_QP_IDLE,
+	XIW_QP_RTS,
+	XIW_QP_CLOSING,
+	XIW_QP_TERMINATE,
+	XIW_QP_ERROR,
+	XIW_QP_NUM_STATES
+};
+
+/**
+ * struct xiw_qp_transport_ops - hooks of the data path / connection
+ *
+ * Installed by the connection manager with xiw_qp_connect().  Every hook
+ * may be called from any context and must not sleep; a hook that needs to
+ * sleep defers the work itself.
+ *
+ * @sq_kick: new SQEs were posted (or the QP just entered RTS): process the
+ *	send queue.  Called without QP locks held.
+ * @state_change: the QP moved from @old to @new (new is CLOSING, TERMINATE
+ *	or ERROR, or IDLE after a graceful close).  Called without QP locks
+ *	held, after the state was changed and before queues are flushed.
+ * @flush: complete every work element the data path has already fetched
+ *	(active SQE, ORQ, IRQ, partially received RQE) with WR_FLUSH_ERR via
+ *	xiw_sqe_complete()/xiw_rqe_complete().  Called on entering ERROR,
+ *	before the rings are flushed, so that completion order is kept.
+ * @detach: the QP is being destroyed: drop every reference to it.  Called
+ *	in process context; may sleep.
+ */
+struct xiw_qp_transport_ops {
+	void (*sq_kick)(struct xiw_qp *qp);
+	void (*state_change)(struct xiw_qp *qp, enum xiw_qp_state old,
+			     enum xiw_qp_state new);
+	void (*flush)(struct xiw_qp *qp);
+	void (*detach)(struct xiw_qp *qp);
+};
+
+/**
+ * struct xiw_qp - RC queue pair
+ * @base_qp: the ib_core QP; must stay first
+ * @xdev: owning device
+ * @ref: references of the data path and the CM (xiw_qp_get/put); the
+ *	verbs owner holds the initial one, dropped in destroy_qp, which then
+ *	waits for @released
+ * @released: completed when @ref drops to zero
+ * @state_lock: guards @state, @tops and @tctx; irqsave, any context;
+ *	never held while calling a hook or taking @sq_lock/@rq_lock
+ * @state: current enum xiw_qp_state; written under @state_lock, read with
+ *	READ_ONCE() by post paths (see xiw_post_send())
+ * @ib_idle_state: IB_QPS_RESET, _INIT or _RTR: which verbs state IDLE was
+ *	last entered as, for query_qp (under @state_lock)
+ * @tops: transport hooks, NULL until connected
+ * @tctx: transport private data
+ * @scq: send CQ
+ * @rcq: receive CQ
+ * @srq: SRQ the receives come from, or NULL
+ * @kernel_verbs: true for kernel consumers
+ * @sig_all: every SQE generates a completion (IB_SIGNAL_ALL_WR)
+ * @access: IB_ACCESS_REMOTE_* rights of the QP (modify_qp)
+ * @ord: outbound RDMA Read depth (max_rd_atomic)
+ * @ird: inbound RDMA Read depth (max_dest_rd_atomic)
+ * @sq_lock: guards @sq_put, @sq_get and kernel SQ slots; irqsave
+ * @sendq: ring of @num_sqe elements: struct xiw_ksqe (kernel) or struct
+ *	xiw_sqe (user, shared with libsiw)
+ * @num_sqe: SQ size (power of two)
+ * @sq_put: producer index of kernel SQs
+ * @sq_get: consumer index
+ * @max_send_sge: SGE limit of send WRs
+ * @max_inline: inline data limit
+ * @rq_lock: guards @rq_put, @rq_get and kernel RQ slots; irqsave
+ * @recvq: ring of @num_rqe elements (struct xiw_krqe or struct xiw_rqe);
+ *	NULL with an SRQ
+ * @num_rqe: RQ size (power of two), 0 with an SRQ
+ * @rq_put: producer index of kernel RQs
+ * @rq_get: consumer index
+ * @max_recv_sge: SGE limit of receive WRs
+ * @sq_entry: user mapping of @sendq
+ * @rq_entry: user mapping of @recvq
+ * @stats: counters for restrack and debugging
+ */
+struct xiw_qp {
+	struct ib_qp base_qp;
+	struct xiw_device *xdev;
+	struct kref ref;
+	struct completion released;
+
+	spinlock_t state_lock;
+	enum xiw_qp_state state;
+	enum ib_qp_state ib_idle_state;
+	const struct xiw_qp_transport_ops *tops;
+	void *tctx;
+
+	struct xiw_cq *scq;
+	struct xiw_cq *rcq;
+	struct xiw_srq *srq;
+	bool kernel_verbs;
+	bool sig_all;
+	int access;
+	u32 ord;
+	u32 ird;
+
+	spinlock_t sq_lock;
+	void *sendq;
+	u32 num_sqe;
+	u32 sq_put;
+	u32 sq_get;
+	u32 max_send_sge;
+	u32 max_inline;
+
+	spinlock_t rq_lock;
+	void *recvq;
+	u32 num_rqe;
+	u32 rq_put;
+	u32 rq_get;
+	u32 max_recv_sge;
+
+	struct rdma_user_mmap_entry *sq_entry;
+	struct rdma_user_mmap_entry *rq_entry;
+
+	struct {
+		atomic64_t sq_posted;
+		atomic64_t sq_completed;
+		atomic64_t rq_posted;
+		atomic64_t rq_completed;
+		atomic64_t flushed;
+	} stats;
 };
 
 /**
@@ -97,5 +416,66 @@ static inline struct xiw_pd *to_xiw_pd(struct ib_pd *pd)
 {
 	return container_of(pd, struct xiw_pd, base_pd);
 }
+
+static inline struct xiw_cq *to_xiw_cq(struct ib_cq *cq)
+{
+	return container_of(cq, struct xiw_cq, base_cq);
+}
+
+static inline struct xiw_qp *to_xiw_qp(struct ib_qp *qp)
+{
+	return container_of(qp, struct xiw_qp, base_qp);
+}
+
+static inline struct xiw_srq *to_xiw_srq(struct ib_srq *srq)
+{
+	return container_of(srq, struct xiw_srq, base_srq);
+}
+
+static inline struct xiw_user_mmap_entry *
+to_xiw_mmap_entry(struct rdma_user_mmap_entry *entry)
+{
+	return container_of(entry, struct xiw_user_mmap_entry, rdma_entry);
+}
+
+static inline u32 xiw_qp_id(const struct xiw_qp *qp)
+{
+	return qp->base_qp.qp_num;
+}
+
+/* xiw_main.c */
+extern struct workqueue_struct *xiw_cq_wq;
+
+/* xiw_verbs.c: user mappings */
+void *xiw_mmap_alloc(struct ib_udata *udata, size_t size,
+		     struct rdma_user_mmap_entry **entry, u64 *key);
+void xiw_mmap_remove(struct rdma_user_mmap_entry *entry);
+
+/* xiw_cq.c: the completion interface of the data path */
+int xiw_cqe_add(struct xiw_cq *cq, u64 wr_id, u8 opcode,
+		enum xiw_wc_status status, u32 bytes, u32 inval_stag,
+		struct xiw_qp *qp, bool solicited);
+
+/* xiw_qp.c: the QP interface of the data path and the CM */
+const char *xiw_qp_state_name(enum xiw_qp_state state);
+struct xiw_qp *xiw_qp_lookup(struct xiw_device *xdev, u32 qpn);
+void xiw_qp_get(struct xiw_qp *qp);
+void xiw_qp_put(struct xiw_qp *qp);
+int xiw_qp_modify(struct xiw_qp *qp, enum xiw_qp_state new);
+int xiw_qp_connect(struct xiw_qp *qp, const struct xiw_qp_transport_ops *tops,
+		   void *tctx, u32 ord, u32 ird);
+int xiw_sqe_fetch(struct xiw_qp *qp, struct xiw_ksqe *sqe);
+int xiw_sqe_complete(struct xiw_qp *qp, const struct xiw_ksqe *sqe,
+		     u32 bytes, enum xiw_wc_status status);
+int xiw_sqe_local_op(struct xiw_qp *qp, const struct xiw_ksqe *sqe);
+int xiw_rqe_fetch(struct xiw_qp *qp, struct xiw_krqe *rqe);
+int xiw_ring_take_rqe(void *ring, u32 idx, bool kernel_ring, u32 max_sge,
+		      struct xiw_krqe *out, u32 *get);
+int xiw_rqe_complete(struct xiw_qp *qp, const struct xiw_krqe *rqe,
+		     u32 bytes, u32 inval_stag, enum xiw_wc_status status);
+void xiw_qp_flush(struct xiw_qp *qp);
+
+/* xiw_srq.c */
+int xiw_srq_fetch(struct xiw_srq *srq, struct xiw_krqe *rqe);
 
 #endif /* _XIW_H */

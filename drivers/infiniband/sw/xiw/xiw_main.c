@@ -16,8 +16,10 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/iw_cm.h>
 #include <rdma/rdma_netlink.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "xiw.h"
+#include "xiw_mem.h"
 #include "xiw_verbs.h"
 
 MODULE_AUTHOR("The xiw authors");
@@ -37,24 +39,58 @@ static DEFINE_IDA(xiw_dev_ids);
 /* Woken whenever a device leaves xiw_dev_list. */
 static DECLARE_WAIT_QUEUE_HEAD(xiw_dev_gone);
 
+/* Runs the deferred completion handlers and events of all CQs. */
+struct workqueue_struct *xiw_cq_wq;
+
 static void xiw_dealloc_driver(struct ib_device *ibdev);
+
+/* create_cq's signature differs between kernels: see compat/. */
+XIW_COMPAT_CREATE_CQ(xiw_create_cq, xiw_create_cq_impl)
 
 static const struct ib_device_ops xiw_device_ops = {
 	.owner = THIS_MODULE,
 	.uverbs_abi_ver = XIW_ABI_VERSION,
 	.driver_id = RDMA_DRIVER_SIW,
 
+	.alloc_mr = xiw_alloc_mr,
 	.alloc_pd = xiw_alloc_pd,
 	.alloc_ucontext = xiw_alloc_ucontext,
+	.create_cq = xiw_create_cq,
+	.create_qp = xiw_create_qp,
+	.create_srq = xiw_create_srq,
 	.dealloc_driver = xiw_dealloc_driver,
 	.dealloc_pd = xiw_dealloc_pd,
 	.dealloc_ucontext = xiw_dealloc_ucontext,
+	.dereg_mr = xiw_dereg_mr,
+	.destroy_cq = xiw_destroy_cq,
+	.destroy_qp = xiw_destroy_qp,
+	.destroy_srq = xiw_destroy_srq,
+	.fill_res_cq_entry = xiw_fill_res_cq_entry,
+	.fill_res_mr_entry = xiw_fill_res_mr_entry,
+	.fill_res_qp_entry = xiw_fill_res_qp_entry,
+	.get_dma_mr = xiw_get_dma_mr,
 	.get_port_immutable = xiw_get_port_immutable,
+	.map_mr_sg = xiw_map_mr_sg,
+	.mmap = xiw_mmap,
+	.mmap_free = xiw_mmap_free,
+	.modify_qp = xiw_modify_qp,
+	.modify_srq = xiw_modify_srq,
+	.poll_cq = xiw_poll_cq,
+	.post_recv = xiw_post_recv,
+	.post_send = xiw_post_send,
+	.post_srq_recv = xiw_post_srq_recv,
 	.query_device = xiw_query_device,
 	.query_gid = xiw_query_gid,
 	.query_port = xiw_query_port,
+	.query_qp = xiw_query_qp,
+	.query_srq = xiw_query_srq,
+	.reg_user_mr = xiw_reg_user_mr,
+	.req_notify_cq = xiw_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_cq, xiw_cq, base_cq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, xiw_pd, base_pd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, xiw_qp, base_qp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, xiw_srq, base_srq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, xiw_ucontext, base_ucontext),
 };
 
@@ -122,6 +158,13 @@ static struct xiw_device *xiw_dev_alloc(struct net_device *ndev)
 	INIT_LIST_HEAD(&xdev->list);
 	atomic_set(&xdev->num_ctx, 0);
 	atomic_set(&xdev->num_pd, 0);
+	atomic_set(&xdev->num_cq, 0);
+	atomic_set(&xdev->num_qp, 0);
+	atomic_set(&xdev->num_srq, 0);
+	atomic_set(&xdev->num_mr, 0);
+	xa_init_flags(&xdev->qp_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&xdev->cq_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&xdev->mem_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xdev->numa_node = dev_to_node(&ndev->dev);
 
 	ib_set_device_ops(ibdev, &xiw_device_ops);
@@ -181,7 +224,16 @@ static void xiw_dealloc_driver(struct ib_device *ibdev)
 	ida_free(&xiw_dev_ids, xdev->dev_id);
 	mutex_unlock(&xiw_dev_lock);
 
-	WARN_ON_ONCE(atomic_read(&xdev->num_ctx) || atomic_read(&xdev->num_pd));
+	/* ib_core destroyed every object before: anything left is a leak. */
+	WARN_ON_ONCE(atomic_read(&xdev->num_ctx) || atomic_read(&xdev->num_pd) ||
+		     atomic_read(&xdev->num_cq) || atomic_read(&xdev->num_qp) ||
+		     atomic_read(&xdev->num_srq) ||
+		     atomic_read(&xdev->num_mr));
+	WARN_ON_ONCE(!xa_empty(&xdev->qp_xa) || !xa_empty(&xdev->cq_xa) ||
+		     !xa_empty(&xdev->mem_xa));
+	xa_destroy(&xdev->qp_xa);
+	xa_destroy(&xdev->cq_xa);
+	xa_destroy(&xdev->mem_xa);
 	wake_up_all(&xiw_dev_gone);
 }
 
@@ -367,12 +419,19 @@ static int __init xiw_init(void)
 {
 	int rv;
 
+	xiw_cq_wq = alloc_workqueue("xiw_cq", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	if (!xiw_cq_wq)
+		return -ENOMEM;
 	rv = register_netdevice_notifier(&xiw_netdev_nb);
 	if (rv)
-		return rv;
+		goto err_wq;
 	rdma_link_register(&xiw_link_ops);
 	pr_info("xiw: software iWARP driver loaded\n");
 	return 0;
+
+err_wq:
+	destroy_workqueue(xiw_cq_wq);
+	return rv;
 }
 
 static void __exit xiw_exit(void)
@@ -380,6 +439,7 @@ static void __exit xiw_exit(void)
 	rdma_link_unregister(&xiw_link_ops);
 	xiw_unregister_all();
 	unregister_netdevice_notifier(&xiw_netdev_nb);
+	destroy_workqueue(xiw_cq_wq);
 	ida_destroy(&xiw_dev_ids);
 	pr_info("xiw: unloaded\n");
 }

@@ -3,8 +3,11 @@
  * xiw: device, port, user context and protection domain verbs.
  */
 
+#include <linux/mm.h>
 #include <linux/netdevice.h>
 #include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <net/addrconf.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
@@ -159,6 +162,33 @@ int xiw_query_gid(struct ib_device *ibdev, u32 port, int idx,
 	return 0;
 }
 
+/*
+ * libsiw treats the key XIW_INVAL_UOBJ_KEY as "no mapping".  Keys are page
+ * offsets handed out by ib_core per context, so a context with enough
+ * queues would eventually be handed exactly that offset: occupy it with an
+ * entry that can never be mapped.
+ */
+static int xiw_reserve_inval_key(struct xiw_ucontext *ctx)
+{
+	struct xiw_user_mmap_entry *entry;
+	int rv;
+
+	if (XIW_INVAL_UOBJ_KEY % PAGE_SIZE)
+		return 0;	/* never a page offset, never a key */
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return -ENOMEM;
+	rv = rdma_user_mmap_entry_insert_exact(&ctx->base_ucontext,
+					       &entry->rdma_entry, PAGE_SIZE,
+					       XIW_INVAL_UOBJ_KEY >> PAGE_SHIFT);
+	if (rv) {
+		kfree(entry);
+		return rv;
+	}
+	ctx->key_guard = &entry->rdma_entry;
+	return 0;
+}
+
 /**
  * xiw_alloc_ucontext - create a user context (libsiw ABI)
  * @base_ctx: core-allocated context
@@ -181,12 +211,18 @@ int xiw_alloc_ucontext(struct ib_ucontext *base_ctx, struct ib_udata *udata)
 		goto err_count;
 	}
 	ctx->xdev = xdev;
+	rv = xiw_reserve_inval_key(ctx);
+	if (rv)
+		goto err_count;
 	uresp.dev_id = xdev->dev_id;
 	rv = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
 	if (rv)
-		goto err_count;
+		goto err_guard;
 	return 0;
 
+err_guard:
+	if (ctx->key_guard)
+		rdma_user_mmap_entry_remove(ctx->key_guard);
 err_count:
 	atomic_dec(&xdev->num_ctx);
 	return rv;
@@ -200,7 +236,104 @@ void xiw_dealloc_ucontext(struct ib_ucontext *base_ctx)
 {
 	struct xiw_ucontext *ctx = to_xiw_ctx(base_ctx);
 
+	if (ctx->key_guard)
+		rdma_user_mmap_entry_remove(ctx->key_guard);
 	atomic_dec(&ctx->xdev->num_ctx);
+}
+
+/**
+ * xiw_mmap_alloc - allocate a user-mappable queue and its mmap key
+ * @udata: user data of the verb creating the queue
+ * @size: bytes needed (rounded up to pages)
+ * @entry: receives the mmap entry, to be removed with xiw_mmap_remove()
+ * @key: receives the key (mmap offset) for the response; never 0 and
+ *	never XIW_INVAL_UOBJ_KEY
+ *
+ * The memory belongs to the entry from now on: xiw_mmap_remove() hands it
+ * back and it is freed once userspace unmapped it as well.
+ *
+ * Return: the zeroed memory, or NULL.
+ */
+void *xiw_mmap_alloc(struct ib_udata *udata, size_t size,
+		     struct rdma_user_mmap_entry **entry, u64 *key)
+{
+	struct xiw_ucontext *ctx =
+		rdma_udata_to_drv_context(udata, struct xiw_ucontext,
+					  base_ucontext);
+	struct xiw_user_mmap_entry *xentry;
+	void *mem;
+
+	if (!ctx || !size || size > SZ_1G)
+		return NULL;
+	size = PAGE_ALIGN(size);
+	mem = vmalloc_user(size);
+	if (!mem)
+		return NULL;
+	xentry = kzalloc(sizeof(*xentry), GFP_KERNEL);
+	if (!xentry)
+		goto err_mem;
+	xentry->address = mem;
+	/* Page offset 0 is skipped: a key of 0 means "no queue" (SRQ QPs). */
+	if (rdma_user_mmap_entry_insert_range(&ctx->base_ucontext,
+					      &xentry->rdma_entry, size, 1,
+					      U32_MAX))
+		goto err_entry;
+	*entry = &xentry->rdma_entry;
+	*key = rdma_user_mmap_get_offset(*entry);
+	return mem;
+
+err_entry:
+	kfree(xentry);
+err_mem:
+	vfree(mem);
+	return NULL;
+}
+
+/**
+ * xiw_mmap_remove - withdraw a queue from userspace
+ * @entry: entry from xiw_mmap_alloc()
+ *
+ * New mmap() calls fail from now on; the memory is freed by
+ * xiw_mmap_free() when the last mapping is gone.
+ */
+void xiw_mmap_remove(struct rdma_user_mmap_entry *entry)
+{
+	rdma_user_mmap_entry_remove(entry);
+}
+
+/**
+ * xiw_mmap - map a queue into userspace (libsiw mmaps the returned keys)
+ * @base_ctx: the user context
+ * @vma: the mapping; its offset is the key, its size the queue's
+ *
+ * Return: 0, or -EINVAL for an unknown key, a wrong size or the key guard.
+ */
+int xiw_mmap(struct ib_ucontext *base_ctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *rdma_entry;
+	struct xiw_user_mmap_entry *entry;
+	int rv = -EINVAL;
+
+	rdma_entry = rdma_user_mmap_entry_get(base_ctx, vma);
+	if (!rdma_entry)
+		return -EINVAL;
+	entry = to_xiw_mmap_entry(rdma_entry);
+	if (entry->address)
+		rv = remap_vmalloc_range(vma, entry->address, 0);
+	rdma_user_mmap_entry_put(rdma_entry);
+	return rv;
+}
+
+/**
+ * xiw_mmap_free - free a removed and unmapped queue
+ * @rdma_entry: the entry
+ */
+void xiw_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
+{
+	struct xiw_user_mmap_entry *entry = to_xiw_mmap_entry(rdma_entry);
+
+	vfree(entry->address);
+	kfree(entry);
 }
 
 /**

@@ -20,5 +20,39 @@ int xiw_alloc_ucontext(struct ib_ucontext *ctx, struct ib_udata *udata);
 void xiw_dealloc_ucontext(struct ib_ucontext *ctx);
 int xiw_alloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 int xiw_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata);
+int xiw_mmap(struct ib_ucontext *ctx, struct vm_area_struct *vma);
+void xiw_mmap_free(struct rdma_user_mmap_entry *entry);
+
+/* xiw_cq.c */
+int xiw_create_cq_impl(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
+		       struct ib_udata *udata);
+int xiw_destroy_cq(struct ib_cq *cq, struct ib_udata *udata);
+int xiw_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
+int xiw_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags);
+int xiw_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *cq);
+
+/* xiw_qp.c */
+int xiw_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *attrs,
+		  struct ib_udata *udata);
+int xiw_destroy_qp(struct ib_qp *qp, struct ib_udata *udata);
+int xiw_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata);
+int xiw_query_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int mask,
+		 struct ib_qp_init_attr *init_attr);
+int xiw_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad_wr);
+int xiw_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+		  const struct ib_recv_wr **bad_wr);
+int xiw_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *qp);
+
+/* xiw_srq.c */
+int xiw_create_srq(struct ib_srq *srq, struct ib_srq_init_attr *init_attr,
+		   struct ib_udata *udata);
+int xiw_modify_srq(struct ib_srq *srq, struct ib_srq_attr *attr,
+		   enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int xiw_query_srq(struct ib_srq *srq, struct ib_srq_attr *attr);
+int xiw_destroy_srq(struct ib_srq *srq, struct ib_udata *udata);
+int xiw_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
 
 #endif /* _XIW_VERBS_H */

@@ -18,9 +18,11 @@
 #include <asm/unaligned.h>
 #endif
 
-#ifdef __XIW_COMPAT_WANT_VERBS
-#include <rdma/ib_verbs.h>
-#include <rdma/uverbs_ioctl.h>
+/*
+ * Verbs helpers.  These are macros only; they expand in files that include
+ * <rdma/ib_verbs.h> and <rdma/uverbs_ioctl.h> themselves, so this header
+ * stays cheap for the objects that do not.
+ */
 
 /*
  * XIW_COMPAT_CREATE_CQ(name, impl): define the create_cq op @name with the
@@ -42,6 +44,5 @@ static int name(struct ib_cq *cq, const struct ib_cq_init_attr *attr,		\
 	return impl(cq, attr, udata);						\
 }
 #endif
-#endif /* __XIW_COMPAT_WANT_VERBS */
 
 #endif /* _XIW_COMPAT_H */

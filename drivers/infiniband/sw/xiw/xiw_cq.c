@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xiw completion queues.
+ *
+ * A CQ is a ring of struct xiw_cqe followed by a struct xiw_cq_ctrl, in one
+ * allocation.  For user CQs that memory is vmalloc_user() and mapped by
+ * libsiw, which polls and arms notification without system calls; kernel
+ * CQs use the same ring in kernel memory and xiw_poll_cq().
+ *
+ * Ownership of a slot is the VALID bit of its flags byte: the kernel writes
+ * a CQE only into a slot whose VALID bit is clear, fills the body and sets
+ * VALID last with a release store; the consumer copies the body out and
+ * clears VALID.  A slot found still VALID means the ring is full: the CQE
+ * is lost and IB_EVENT_CQ_ERR is raised.
+ *
+ * Completion handlers and CQ events never run on the call chain of the
+ * verb that produced the completion: they run from a per-CQ work item
+ * (xiw_cq_work()), and a work item never runs concurrently with itself, so
+ * at most one handler runs per CQ at a time.
+ */
+
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/restrack.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "xiw.h"
+#include "xiw_verbs.h"
+
+static const enum ib_wc_status xiw_wc_status_map[XIW_NUM_WC_STATUS] = {
+	[XIW_WC_SUCCESS] = IB_WC_SUCCESS,
+	[XIW_WC_LOC_LEN_ERR] = IB_WC_LOC_LEN_ERR,
+	[XIW_WC_LOC_PROT_ERR] = IB_WC_LOC_PROT_ERR,
+	[XIW_WC_LOC_QP_OP_ERR] = IB_WC_LOC_QP_OP_ERR,
+	[XIW_WC_WR_FLUSH_ERR] = IB_WC_WR_FLUSH_ERR,
+	[XIW_WC_BAD_RESP_ERR] = IB_WC_BAD_RESP_ERR,
+	[XIW_WC_LOC_ACCESS_ERR] = IB_WC_LOC_ACCESS_ERR,
+	[XIW_WC_REM_ACCESS_ERR] = IB_WC_REM_ACCESS_ERR,
+	[XIW_WC_REM_INV_REQ_ERR] = IB_WC_REM_INV_REQ_ERR,
+	[XIW_WC_GENERAL_ERR] = IB_WC_GENERAL_ERR,
+};
+
+static const enum ib_wc_opcode xiw_wc_opcode_map[XIW_NUM_OPCODES] = {
+	[XIW_OP_WRITE] = IB_WC_RDMA_WRITE,
+	[XIW_OP_READ] = IB_WC_RDMA_READ,
+	[XIW_OP_READ_LOCAL_INV] = IB_WC_RDMA_READ,
+	[XIW_OP_SEND] = IB_WC_SEND,
+	[XIW_OP_SEND_WITH_IMM] = IB_WC_SEND,
+	[XIW_OP_SEND_REMOTE_INV] = IB_WC_SEND,
+	[XIW_OP_FETCH_AND_ADD] = IB_WC_FETCH_ADD,
+	[XIW_OP_COMP_AND_SWAP] = IB_WC_COMP_SWAP,
+	[XIW_OP_RECEIVE] = IB_WC_RECV,
+	[XIW_OP_READ_RESPONSE] = IB_WC_RDMA_READ,
+	[XIW_OP_INVAL_STAG] = IB_WC_LOCAL_INV,
+	[XIW_OP_REG_MR] = IB_WC_REG_MR,
+};
+
+static void xiw_cq_work(struct work_struct *work)
+{
+	struct xiw_cq *cq = container_of(work, struct xiw_cq, comp_work);
+	struct ib_cq *base_cq = &cq->base_cq;
+
+	if (test_and_clear_bit(XIW_CQ_EV_ERR, &cq->events) &&
+	    base_cq->event_handler) {
+		struct ib_event event = {
+			.device = base_cq->device,
+			.event = IB_EVENT_CQ_ERR,
+			.element.cq = base_cq,
+		};
+
+		base_cq->event_handler(&event, base_cq->cq_context);
+	}
+	if (test_and_clear_bit(XIW_CQ_EV_COMP, &cq->events) &&
+	    base_cq->comp_handler)
+		base_cq->comp_handler(base_cq, base_cq->cq_context);
+}
+
+static void xiw_cq_raise(struct xiw_cq *cq, int event)
+{
+	set_bit(event, &cq->events);
+	queue_work(xiw_cq_wq, &cq->comp_work);
+}
+
+/*
+ * Disarm the notification word if this completion matches it.  The word
+ * is shared with userspace, which may re-arm it at any moment: only the
+ * value we saw is replaced.
+ */
+static bool xiw_cq_notify_disarm(struct xiw_cq *cq, bool solicited)
+{
+	u32 old = READ_ONCE(cq->notify->flags);
+
+	for (;;) {
+		u32 cur;
+
+		if (!(old & XIW_NOTIFY_NEXT_COMPLETION) &&
+		    !(solicited && (old & XIW_NOTIFY_SOLICITED)))
+			return false;
+		cur = cmpxchg(&cq->notify->flags, old, XIW_NOTIFY_NOT);
+		if (cur == old)
+			return true;
+		old = cur;
+	}
+}
+
+/**
+ * xiw_cqe_add - write one completion into a CQ
+ * @cq: the CQ
+ * @wr_id: work request id
+ * @opcode: enum xiw_opcode of the work request
+ * @status: completion status
+ * @bytes: number of bytes transferred
+ * @inval_stag: STag invalidated by the peer (Send with Invalidate), or 0
+ * @qp: the QP the work request belongs to
+ * @solicited: the completion is solicited (wakes XIW_NOTIFY_SOLICITED)
+ *
+ * Any context; never sleeps.  The completion handler, if armed, runs later
+ * from the CQ's work item.
+ *
+ * Return: 0, or -ENOMEM if the ring was full (the CQE is dropped and
+ * IB_EVENT_CQ_ERR is raised).
+ */
+int xiw_cqe_add(struct xiw_cq *cq, u64 wr_id, u8 opcode,
+		enum xiw_wc_status status, u32 bytes, u32 inval_stag,
+		struct xiw_qp *qp, bool solicited)
+{
+	struct xiw_cqe *cqe;
+	unsigned long flags;
+	u8 cqe_flags = XIW_WQE_VALID;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cqe = &cq->queue[cq->cq_put % cq->num_cqe];
+	/* Pairs with the consumer's release of the slot. */
+	if (smp_load_acquire(&cqe->flags) & XIW_WQE_VALID) {
+		cq->overflow++;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		ibdev_dbg_ratelimited(cq->base_cq.device, "CQ %u overflow\n",
+				      cq->id);
+		xiw_cq_raise(cq, XIW_CQ_EV_ERR);
+		return -ENOMEM;
+	}
+	cqe->id = wr_id;
+	cqe->opcode = opcode;
+	cqe->status = status;
+	cqe->bytes = bytes;
+	cqe->imm_data = 0;
+	if (inval_stag) {
+		cqe->inval_stag = inval_stag;
+		cqe_flags |= XIW_WQE_REM_INVAL;
+	}
+	/*
+	 * User CQs get the QP number libsiw knows from the create QP
+	 * response; kernel CQs, never mapped, carry the QP pointer.
+	 */
+	cqe->qp_id = cq->kernel_verbs ? (u64)(uintptr_t)qp : xiw_qp_id(qp);
+	/* The body must be visible before the consumer sees VALID. */
+	smp_store_release(&cqe->flags, cqe_flags);
+	cq->cq_put++;
+	cq->completions++;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	/*
+	 * Order the CQE before reading the notification word; pairs with
+	 * the barrier in xiw_req_notify_cq() (and libsiw's atomic store)
+	 * so that an arm racing with this CQE is either seen here or sees
+	 * the CQE through IB_CQ_REPORT_MISSED_EVENTS.
+	 */
+	smp_mb();
+	if (xiw_cq_notify_disarm(cq, solicited))
+		xiw_cq_raise(cq, XIW_CQ_EV_COMP);
+	return 0;
+}
+
+/**
+ * xiw_create_cq_impl - create a CQ (libsiw create CQ ABI)
+ * @base_cq: core-allocated CQ
+ * @attr: size, vector and flags
+ * @udata: user data carrying struct xiw_uresp_create_cq, or NULL
+ *
+ * Called through the compat adapter XIW_COMPAT_CREATE_CQ (xiw_main.c).
+ *
+ * Return: 0, -EINVAL for a bad size, vector or response buffer,
+ * -EOPNOTSUPP for creation flags, -ENOMEM over the CQ limit or without
+ * memory.
+ */
+int xiw_create_cq_impl(struct ib_cq *base_cq, const struct ib_cq_init_attr *attr,
+		       struct ib_udata *udata)
+{
+	struct xiw_device *xdev = to_xiw_dev(base_cq->device);
+	struct xiw_cq *cq = to_xiw_cq(base_cq);
+	struct xiw_uresp_create_cq uresp = {};
+	size_t size;
+	u32 id;
+	int rv;
+
+	might_sleep();
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > XIW_MAX_CQE ||
+	    attr->comp_vector >= base_cq->device->num_comp_vectors)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(uresp))
+		return -EINVAL;
+	if (atomic_inc_return(&xdev->num_cq) > XIW_MAX_CQ) {
+		rv = -ENOMEM;
+		goto err_count;
+	}
+
+	cq->xdev = xdev;
+	cq->num_cqe = attr->cqe;
+	cq->kernel_verbs = !udata;
+	spin_lock_init(&cq->lock);
+	INIT_WORK(&cq->comp_work, xiw_cq_work);
+
+	rv = xa_alloc_cyclic(&xdev->cq_xa, &id, cq, xa_limit_32b,
+			     &xdev->next_cq_id, GFP_KERNEL);
+	if (rv < 0)
+		goto err_count;
+	cq->id = id;
+
+	size = array_size(cq->num_cqe, sizeof(struct xiw_cqe)) +
+	       sizeof(struct xiw_cq_ctrl);
+	if (udata)
+		cq->queue = xiw_mmap_alloc(udata, size, &cq->mmap_entry,
+					   &uresp.cq_key);
+	else
+		cq->queue = vzalloc(size);
+	if (!cq->queue) {
+		rv = -ENOMEM;
+		goto err_id;
+	}
+	cq->notify = (struct xiw_cq_ctrl *)&cq->queue[cq->num_cqe];
+	base_cq->cqe = cq->num_cqe;
+
+	if (udata) {
+		uresp.cq_id = cq->id;
+		uresp.num_cqe = cq->num_cqe;
+		rv = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
+		if (rv)
+			goto err_queue;
+	}
+	return 0;
+
+err_queue:
+	if (cq->mmap_entry)
+		xiw_mmap_remove(cq->mmap_entry);
+	else
+		vfree(cq->queue);
+err_id:
+	xa_erase(&xdev->cq_xa, cq->id);
+err_count:
+	atomic_dec(&xdev->num_cq);
+	return rv;
+}
+
+/**
+ * xiw_destroy_cq - destroy a CQ
+ * @base_cq: the CQ; ib_core destroyed every QP using it before
+ * @udata: user data (unused)
+ *
+ * Return: 0.
+ */
+int xiw_destroy_cq(struct ib_cq *base_cq, struct ib_udata *udata)
+{
+	struct xiw_cq *cq = to_xiw_cq(base_cq);
+	struct xiw_device *xdev = cq->xdev;
+
+	might_sleep();
+	/* No handler may run once this returns. */
+	cancel_work_sync(&cq->comp_work);
+	if (cq->mmap_entry)
+		xiw_mmap_remove(cq->mmap_entry);
+	else
+		vfree(cq->queue);
+	cq->queue = NULL;
+	xa_erase(&xdev->cq_xa, cq->id);
+	atomic_dec(&xdev->num_cq);
+	return 0;
+}
+
+static void xiw_cqe_to_wc(const struct xiw_cqe *cqe, struct ib_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = cqe->id;
+	wc->status = cqe->status < XIW_NUM_WC_STATUS ?
+		     xiw_wc_status_map[cqe->status] : IB_WC_GENERAL_ERR;
+	wc->opcode = cqe->opcode < XIW_NUM_OPCODES ?
+		     xiw_wc_opcode_map[cqe->opcode] : IB_WC_SEND;
+	wc->byte_len = cqe->bytes;
+	wc->qp = &((struct xiw_qp *)(uintptr_t)cqe->qp_id)->base_qp;
+	if (cqe->flags & XIW_WQE_REM_INVAL) {
+		wc->ex.invalidate_rkey = cqe->inval_stag;
+		wc->wc_flags = IB_WC_WITH_INVALIDATE;
+	}
+}
+
+/**
+ * xiw_poll_cq - reap completions of a kernel CQ
+ * @base_cq: the CQ
+ * @num_entries: capacity of @wc
+ * @wc: filled in
+ *
+ * Never sleeps.  User CQs are polled by libsiw through the mapping.
+ *
+ * Return: the number of completions, or -EINVAL for a user CQ.
+ */
+int xiw_poll_cq(struct ib_cq *base_cq, int num_entries, struct ib_wc *wc)
+{
+	struct xiw_cq *cq = to_xiw_cq(base_cq);
+	unsigned long flags;
+	int n;
+
+	if (!cq->kernel_verbs)
+		return -EINVAL;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	for (n = 0; n < num_entries; n++) {
+		struct xiw_cqe *cqe = &cq->queue[cq->cq_get % cq->num_cqe];
+
+		/* Pairs with smp_store_release() in xiw_cqe_add(). */
+		if (!(smp_load_acquire(&cqe->flags) & XIW_WQE_VALID))
+			break;
+		xiw_cqe_to_wc(cqe, &wc[n]);
+		/* Hand the slot back only after it was copied out. */
+		smp_store_release(&cqe->flags, 0);
+		cq->cq_get++;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+/**
+ * xiw_req_notify_cq - arm completion notification of a kernel CQ
+ * @base_cq: the CQ
+ * @flags: IB_CQ_SOLICITED or IB_CQ_NEXT_COMP, optionally with
+ *	IB_CQ_REPORT_MISSED_EVENTS
+ *
+ * Never sleeps.
+ *
+ * Return: 0, or 1 with IB_CQ_REPORT_MISSED_EVENTS when completions are
+ * waiting in the CQ.
+ */
+int xiw_req_notify_cq(struct ib_cq *base_cq, enum ib_cq_notify_flags flags)
+{
+	struct xiw_cq *cq = to_xiw_cq(base_cq);
+	u32 arm = XIW_NOTIFY_SOLICITED;
+	struct xiw_cqe *cqe;
+
+	if ((flags & IB_CQ_SOLICITED_MASK) == IB_CQ_NEXT_COMP)
+		arm |= XIW_NOTIFY_NEXT_COMPLETION;
+	/* Arm before looking at the ring; pairs with smp_mb() in xiw_cqe_add(). */
+	smp_store_mb(cq->notify->flags, arm);
+
+	if (!(flags & IB_CQ_REPORT_MISSED_EVENTS))
+		return 0;
+	cqe = &cq->queue[READ_ONCE(cq->cq_get) % cq->num_cqe];
+	return (READ_ONCE(cqe->flags) & XIW_WQE_VALID) ? 1 : 0;
+}
+
+/**
+ * xiw_fill_res_cq_entry - driver details for `rdma res show cq -dd`
+ * @msg: netlink message
+ * @base_cq: the CQ
+ *
+ * Return: 0 or -EMSGSIZE.
+ */
+int xiw_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *base_cq)
+{
+	struct xiw_cq *cq = to_xiw_cq(base_cq);
+
+	if (rdma_nl_put_driver_u32(msg, "cq_id", cq->id) ||
+	    rdma_nl_put_driver_u32(msg, "ring_size", cq->num_cqe) ||
+	    rdma_nl_put_driver_u32(msg, "cq_put", READ_ONCE(cq->cq_put)) ||
+	    rdma_nl_put_driver_u64(msg, "completions",
+				   READ_ONCE(cq->completions)) ||
+	    rdma_nl_put_driver_u64(msg, "overflows", READ_ONCE(cq->overflow)) ||
+	    rdma_nl_put_driver_u32_hex(msg, "notify",
+				       READ_ONCE(cq->notify->flags)))
+		return -EMSGSIZE;
+	return 0;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xiw memory regions: STags, access checks and copy helpers for the data
+ * path.
+ */
+#ifndef _XIW_MEM_H
+#define _XIW_MEM_H
+
+#include <linux/completion.h>
+#include <linux/kref.h>
+#include <linux/types.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+
+#include "xiw.h"
+
+/**
+ * enum xiw_mr_kind - how an MR's addresses are resolved
+ * @XIW_MR_DMA: addresses are kernel virtual addresses (get_dma_mr)
+ * @XIW_MR_USER: pinned user pages of an ib_umem (reg_user_mr)
+ * @XIW_MR_FAST: page list of kernel virtual addresses set by map_mr_sg
+ *	and made valid by IB_WR_REG_MR (alloc_mr)
+ */
+enum xiw_mr_kind {
+	XIW_MR_DMA,
+	XIW_MR_USER,
+	XIW_MR_FAST,
+};
+
+/**
+ * enum xiw_access_result - outcome of an STag lookup and access check
+ *
+ * The data path turns each category into its TERMINATE code.
+ *
+ * @XIW_ACC_OK: access allowed
+ * @XIW_ACC_BAD_STAG: no MR with that index, or the key does not match
+ * @XIW_ACC_INVALIDATED: the MR exists but is not valid (invalidated or a
+ *	fast-reg MR never registered)
+ * @XIW_ACC_PD_MISMATCH: the MR belongs to another protection domain
+ * @XIW_ACC_RIGHTS: the requested access is not granted by the MR
+ * @XIW_ACC_BOUNDS: the range lies (partly) outside the MR
+ */
+enum xiw_access_result {
+	XIW_ACC_OK,
+	XIW_ACC_BAD_STAG,
+	XIW_ACC_INVALIDATED,
+	XIW_ACC_PD_MISMATCH,
+	XIW_ACC_RIGHTS,
+	XIW_ACC_BOUNDS,
+};
+
+/**
+ * struct xiw_mr - memory region
+ * @base_mr: the ib_core MR; must stay first
+ * @xdev: owning device
+ * @pd: protection domain
+ * @ref: lookup references (xiw_mr_get()/xiw_mr_put()); the MR's owner
+ *	holds the initial one and dereg waits for @released after dropping it
+ * @released: completed when @ref drops to zero
+ * @kind: enum xiw_mr_kind
+ * @stag: current STag (index << 8 | key); the key part changes with
+ *	IB_WR_REG_MR on fast-reg MRs
+ * @valid: the STag may be used; cleared by invalidation
+ * @access: IB_ACCESS_* flags
+ * @va: first valid address (iova of user and fast-reg MRs)
+ * @length: number of bytes from @va
+ * @umem: pinned user memory (XIW_MR_USER)
+ * @pages: page array of @umem, for O(1) lookup of the page behind an
+ *	address
+ * @page_offset: offset of @va in @pages[0]
+ * @num_pages: entries of @pages
+ * @page_list: XIW_MR_FAST: kernel virtual addresses of the pages, each
+ *	of base_mr.page_size bytes
+ * @max_pages: size of @page_list
+ * @num_fr_pages: entries of @page_list set by map_mr_sg
+ *
+ * @stag, @valid, @access, @va and @length of a fast-reg MR change at
+ * IB_WR_REG_MR / LOCAL_INV time, which the consumer orders against its
+ * own use of the MR; they are written with WRITE_ONCE() under no lock.
+ */
+struct xiw_mr {
+	struct ib_mr base_mr;
+	struct xiw_device *xdev;
+	struct ib_pd *pd;
+	struct kref ref;
+	struct completion released;
+	enum xiw_mr_kind kind;
+	u32 stag;
+	bool valid;
+	int access;
+	u64 va;
+	u64 length;
+
+	struct ib_umem *umem;
+	struct page **pages;
+	u32 page_offset;
+	u32 num_pages;
+
+	u64 *page_list;
+	u32 max_pages;
+	u32 num_fr_pages;
+};
+
+static inline struct xiw_mr *to_xiw_mr(struct ib_mr *mr)
+{
+	return container_of(mr, struct xiw_mr, base_mr);
+}
+
+/* Verbs (xiw_mem.c) */
+struct ib_mr *xiw_get_dma_mr(struct ib_pd *pd, int access);
+struct ib_mr *xiw_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
+			      u64 va, int access, struct ib_udata *udata);
+struct ib_mr *xiw_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			   u32 max_num_sg);
+int xiw_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
+		  unsigned int *sg_offset);
+int xiw_dereg_mr(struct ib_mr *mr, struct ib_udata *udata);
+int xiw_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *mr);
+
+/* Data path interface (xiw_mem.c) */
+struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag);
+void xiw_mr_put(struct xiw_mr *mr);
+enum xiw_access_result xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd,
+				    int access, u64 addr, u64 len);
+enum xiw_access_result xiw_mr_lookup(struct xiw_device *xdev,
+				     struct ib_pd *pd, u32 stag, int access,
+				     u64 addr, u64 len, struct xiw_mr **mrp);
+int xiw_mr_walk(struct xiw_mr *mr, u64 addr, u64 len,
+		int (*fn)(void *priv, void *kaddr, unsigned int len),
+		void *priv);
+int xiw_mr_copy_to(struct xiw_mr *mr, u64 addr, const void *buf, u64 len);
+int xiw_mr_copy_from(struct xiw_mr *mr, u64 addr, void *buf, u64 len);
+enum xiw_access_result xiw_mr_invalidate(struct xiw_device *xdev,
+					 struct ib_pd *pd, u32 stag);
+int xiw_mr_fast_reg(struct xiw_mr *mr, struct ib_pd *pd, u32 stag,
+		    int access);
+
+#endif /* _XIW_MEM_H */
