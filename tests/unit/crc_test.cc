@@ -10,6 +10,8 @@
 #include "proto/xiw_proto.h"
 #include "tests/vectors/crc32c_vectors.h"
 
+inline void PrintTo(const xiw_vec_crc32c &v, std::ostream *os) { *os << v.desc; }
+
 namespace {
 
 class Crc32cKat : public ::testing::TestWithParam<xiw_vec_crc32c> {};

@@ -98,6 +98,20 @@ inline DeframeResult Deframe(const Bytes &stream, bool crc, bool markers,
 	return r;
 }
 
+// Vector rows filtered by outcome: every row, the accepted, the rejected.
+enum class Which { All, Ok, Err };
+
+template <typename T, size_t N>
+std::vector<T> Rows(const T (&a)[N], Which w)
+{
+	std::vector<T> v;
+
+	for (const T &r : a)
+		if (w == Which::All || (w == Which::Ok) == (r.err == XIW_OK))
+			v.push_back(r);
+	return v;
+}
+
 inline std::vector<size_t> OneByte() { return {1}; }
 inline std::vector<size_t> Whole() { return {}; }
 inline std::vector<size_t> RandomCuts(u32 seed, size_t max = 97)

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+// FPDU stream vectors through the deframer: whole, one byte at a time and
+// random splits must give the same segments, payload and error; error
+// rows also check the TERMINATE triplet.
+#include <gtest/gtest.h>
+
+#include "tests/vectors/fpdu_vectors.h"
+#include "xiw_test_util.h"
+
+using namespace xiwtest;
+
+inline void PrintTo(const xiw_vec_fpdu &v, std::ostream *os) { *os << v.desc; }
+
+namespace {
+
+class FpduVec : public ::testing::TestWithParam<xiw_vec_fpdu> {};
+
+TEST_P(FpduVec, AllDeliveries)
+{
+	const xiw_vec_fpdu &v = GetParam();
+	Bytes s(v.bytes, v.bytes + v.len);
+	std::vector<std::vector<size_t>> plans = { Whole(), OneByte() };
+
+	for (u32 seed = 0; seed < 8; seed++)
+		plans.push_back(RandomCuts(seed * 7919 + v.len, 1 + seed * 13));
+	for (auto &plan : plans) {
+		DeframeResult r = Deframe(s, v.crc, v.markers, v.pos, plan, v.max_ulpdu);
+		size_t complete = 0, payload = 0;
+
+		ASSERT_EQ(v.err, r.err) << v.desc << " got " << xiw_proto_err_name(r.err);
+		ASSERT_EQ("", r.trace_error);
+		for (auto &sg : r.segs) {
+			complete += sg.ended;
+			payload += sg.payload.size();
+		}
+		EXPECT_EQ(v.nseg, complete) << v.desc;
+		if (v.err == XIW_OK) {
+			EXPECT_EQ(v.payload, payload) << v.desc;
+			EXPECT_EQ(s.size(), r.consumed);
+		} else {
+			xiw_term_code tc;
+
+			EXPECT_LE(r.consumed, s.size());
+			EXPECT_TRUE(xiw_proto_err_term(r.err, &tc));
+		}
+	}
+}
+
+INSTANTIATE_TEST_SUITE_P(Rfc5044, FpduVec,
+			 ::testing::ValuesIn(xiw_vec_fpdu_rows,
+					     xiw_vec_fpdu_rows + XIW_VEC_COUNT(xiw_vec_fpdu_rows)));
+
+}  // namespace
