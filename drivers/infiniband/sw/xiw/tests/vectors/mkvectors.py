@@ -8,7 +8,8 @@ code rather than mirror it. Run from this directory:
 
     python3 mkvectors.py
 
-and commit the regenerated *_vectors.h files.
+and commit the regenerated *_vectors.h files. With --seeds DIR it also
+writes the fuzz seed corpora (tests/fuzz/corpus) from the same rows.
 """
 
 import struct
@@ -405,7 +406,35 @@ def gen_term():
     o.append("#endif /* XIW_TERM_VECTORS_H */\n")
     return "\n".join(o)
 
+
+
+def write_seeds(top):
+    """Seed corpora for tests/fuzz: one file per vector, named by SHA-1."""
+    import hashlib
+    import os
+
+    def put(target, data):
+        d = os.path.join(top, target)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, hashlib.sha1(data).hexdigest()), "wb") as f:
+            f.write(data)
+
+    for (d, s, c, m, p, e, n, pt, mx) in fpdu_rows:
+        put("fpdu_fuzzer", bytes([c | (m << 1), p >> 8, p & 0xff, 1, 7, 13, 64, 3]) + s)
+    for (d, b, e, f) in mpa_rows:
+        put("mpa_fuzzer", b)
+    for (d, p_, b, e, a) in neg_rows:
+        put("mpa_fuzzer", b)
+    for (d, b, e, f) in hdr_rows:
+        put("roundtrip_fuzzer", b"\x00" + b)
+    for (d, b, e, f) in term_rows:
+        put("roundtrip_fuzzer", b"\x01" + b)
+
+
 if __name__ == "__main__":
+    import sys
     for name, fn in (("rdmap", gen_rdmap), ("mpa", gen_mpa), ("fpdu", gen_fpdu), ("term", gen_term)):
         with open("%s_vectors.h" % name, "w") as f:
             f.write(fn())
+    if len(sys.argv) == 3 and sys.argv[1] == "--seeds":
+        write_seeds(sys.argv[2])
