@@ -23,6 +23,8 @@
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
+#include <net/netlink.h>
+#include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -369,7 +371,12 @@ int xiw_req_notify_cq(struct ib_cq *base_cq, enum ib_cq_notify_flags flags)
 int xiw_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *base_cq)
 {
 	struct xiw_cq *cq = to_xiw_cq(base_cq);
+	struct nlattr *nest;
 
+	/* Driver attributes go into their own nest, which `rdma -dd` prints. */
+	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
 	if (rdma_nl_put_driver_u32(msg, "cq_id", cq->id) ||
 	    rdma_nl_put_driver_u32(msg, "ring_size", cq->num_cqe) ||
 	    rdma_nl_put_driver_u32(msg, "cq_put", READ_ONCE(cq->cq_put)) ||
@@ -377,7 +384,10 @@ int xiw_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *base_cq)
 				   READ_ONCE(cq->completions)) ||
 	    rdma_nl_put_driver_u64(msg, "overflows", READ_ONCE(cq->overflow)) ||
 	    rdma_nl_put_driver_u32_hex(msg, "notify",
-				       READ_ONCE(cq->notify->flags)))
+				       READ_ONCE(cq->notify->flags))) {
+		nla_nest_cancel(msg, nest);
 		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
 	return 0;
 }

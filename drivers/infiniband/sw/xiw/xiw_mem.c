@@ -21,6 +21,8 @@
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <net/netlink.h>
+#include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -333,14 +335,22 @@ int xiw_dereg_mr(struct ib_mr *base_mr, struct ib_udata *udata)
 int xiw_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *base_mr)
 {
 	struct xiw_mr *mr = to_xiw_mr(base_mr);
+	struct nlattr *nest;
 
+	/* Driver attributes go into their own nest, which `rdma -dd` prints. */
+	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
 	if (rdma_nl_put_driver_u32_hex(msg, "stag", READ_ONCE(mr->stag)) ||
 	    rdma_nl_put_driver_string(msg, "kind", xiw_mr_kind_name[mr->kind]) ||
 	    rdma_nl_put_driver_u32(msg, "valid", READ_ONCE(mr->valid)) ||
 	    rdma_nl_put_driver_u32_hex(msg, "access", READ_ONCE(mr->access)) ||
 	    rdma_nl_put_driver_u32(msg, "pages", mr->kind == XIW_MR_FAST ?
-				   mr->num_fr_pages : mr->num_pages))
+				   mr->num_fr_pages : mr->num_pages)) {
+		nla_nest_cancel(msg, nest);
 		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
 	return 0;
 }
 

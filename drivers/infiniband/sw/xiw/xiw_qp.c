@@ -44,6 +44,8 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_verbs.h>
+#include <net/netlink.h>
+#include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -1141,7 +1143,12 @@ int xiw_post_recv(struct ib_qp *base_qp, const struct ib_recv_wr *wr,
 int xiw_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *base_qp)
 {
 	struct xiw_qp *qp = to_xiw_qp(base_qp);
+	struct nlattr *nest;
 
+	/* Driver attributes go into their own nest, which `rdma -dd` prints. */
+	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
 	if (rdma_nl_put_driver_string(msg, "iwarp_state",
 				      xiw_qp_state_name(READ_ONCE(qp->state))) ||
 	    rdma_nl_put_driver_u32(msg, "sq_size", qp->num_sqe) ||
@@ -1160,7 +1167,10 @@ int xiw_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *base_qp)
 				   atomic64_read(&qp->stats.flushed)) ||
 	    rdma_nl_put_driver_u32(msg, "ord", READ_ONCE(qp->ord)) ||
 	    rdma_nl_put_driver_u32(msg, "ird", READ_ONCE(qp->ird)) ||
-	    rdma_nl_put_driver_u32(msg, "srq", !!qp->srq))
+	    rdma_nl_put_driver_u32(msg, "srq", !!qp->srq)) {
+		nla_nest_cancel(msg, nest);
 		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
 	return 0;
 }

@@ -1,0 +1,93 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# xiw_verbs.sh: the verbs objects of an xiw device through rdma-core's
+# unmodified libsiw provider (userspace/tools/xiw-verbs-test), the driver
+# details `rdma res show qp|cq|mr -dd` prints for them, and that xiw cannot
+# be unloaded while a process has its user verbs context open.
+. "$(dirname "$0")/lib.sh"
+
+require_env
+need_module xiw || ktap_skip_all "cannot load xiw"
+need_module dummy || ktap_skip_all "no dummy module"
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+VERBS_TEST=${XIW_VERBS_TEST:-$top/build/userspace/tools/xiw-verbs-test}
+DEV=xiw0
+NETDEV=xvdum0
+holder=
+
+with_dev() {
+	add_dummy "$NETDEV"
+	xrun ip addr add 192.0.2.1/24 dev "$NETDEV"
+	xiw_add "$DEV" "$NETDEV"
+	"$@"
+}
+
+t_verbs_test() {
+	[ -x "$VERBS_TEST" ] || skip "$VERBS_TEST not built (make userspace)"
+	xrun "$VERBS_TEST" -d "$DEV" || fail "xiw-verbs-test failed"
+}
+
+# A process that keeps a PD, MR, CQ and an INIT-state QP open: the
+# pingpong server waits for its TCP peer forever.
+start_holder() {
+	command -v ibv_rc_pingpong >/dev/null || skip "ibv_rc_pingpong not installed"
+	ibv_rc_pingpong -d "$DEV" -g 0 -p 18515 >"$XIW_TMP/holder.log" 2>&1 &
+	holder=$!
+	# run_case runs us in a subshell: stop the holder however it ends.
+	trap stop_holder EXIT
+	wait_for "$WAIT_TIMEOUT" has_res qp || fail "no QP appeared in rdma res"
+}
+
+stop_holder() {
+	[ -n "$holder" ] || return 0
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null || true	# killed: non-zero by design
+	holder=
+}
+
+# res_lines KIND [OPT...]: our device's lines of `rdma [OPT] res show KIND`.
+res_lines() {
+	local kind=$1
+	shift
+	rdma "$@" res show "$kind" | grep -E "^(link|dev) $DEV[/ ]"
+}
+has_res() { res_lines "$1" | grep -q .; }
+no_res() { ! res_lines "$1" | grep -q "comm ibv_rc_pingpong"; }
+
+# want_res KIND WORD...: `rdma res show KIND -dd` of our device has WORDs.
+want_res() {
+	local kind=$1 out w
+	shift
+	xget out res_lines "$kind" -dd
+	for w in "$@"; do
+		grep -q -- "$w" <<<"$out" || fail "rdma res show $kind -dd: no '$w'"
+	done
+}
+
+t_restrack() {
+	start_holder
+	want_res qp "drv_iwarp_state IDLE" "drv_sq_size" "drv_rq_size" "drv_flushed"
+	want_res cq "drv_ring_size" "drv_cq_put" "drv_overflows"
+	want_res mr "drv_stag 0x" "drv_kind user" "drv_access 0x"
+	stop_holder
+	wait_for "$WAIT_TIMEOUT" no_res qp || fail "QP still listed after exit"
+}
+
+t_rmmod_busy() {
+	start_holder
+	xfail rmmod xiw
+	[ -d /sys/module/xiw ] || fail "xiw was unloaded with a user context open"
+	ibdev_exists "$DEV" || fail "$DEV vanished"
+	stop_holder
+}
+
+trap 'stop_holder; cleanup_all' EXIT
+
+ktap_header
+ktap_plan 3
+run_case "verbs objects through libsiw (xiw-verbs-test)" with_dev t_verbs_test
+run_case "rdma res show qp/cq/mr -dd driver details" with_dev t_restrack
+run_case "rmmod refused while a user context is open" with_dev t_rmmod_busy
+ktap_finish
