@@ -132,7 +132,7 @@ rdma_links() { rdma link show | awk '$1 == "link" { sub("/.*", "", $2); print $2
 
 # ibv_attr DEV NAME: a "NAME: value" field of `ibv_devinfo -v -d DEV`.
 ibv_attr() {
-	ibv_devinfo -v -d "$1" | awk -v n="$2:" '$1 == n { $1 = ""; sub(/^ /, ""); print; exit }'
+	ibv_devinfo -v -d "$1" | awk -v n="$2:" '$1 == n && !done { $1 = ""; sub(/^ /, ""); print; done = 1 }'
 }
 
 # xiw_add NAME NETDEV: `rdma link add NAME type xiw netdev NETDEV`; on
@@ -225,10 +225,13 @@ run_case() {
 	echo "# ---- $desc"
 	world | sort >"$XIW_TMP/before"
 	rm -f "$XIW_TMP/skip"
+	# Not `( ... ) || rc=$?`: bash ignores set -e in anything left of ||.
 	(
-		set -e -o pipefail
+		set -eE -o pipefail
+		trap 'echo "# FAIL: exit $? from: $BASH_COMMAND"' ERR
 		"$@"
-	) || rc=$?
+	)
+	rc=$?
 	cleanup
 	if ! wait_for "$WAIT_TIMEOUT" world_unchanged; then
 		diag "leaked objects:" "$(world | sort | comm -13 "$XIW_TMP/before" -)"
