@@ -83,11 +83,26 @@ t_rmmod_busy() {
 	stop_holder
 }
 
+# Kernel consumers: xiw's built-in kernel verbs self-test (kernel QPs with
+# 8 SGEs and inline data, fast-reg MR, workqueue and direct CQs, drain).
+t_kverbs() {
+	local param=/sys/module/xiw/parameters/kverbs_selftest
+	[ -e "$param" ] || fail "$param missing"
+	echo "# + echo $DEV > $param"
+	echo "$DEV" >"$param" || fail "kernel verbs selftest failed (see dmesg)"
+	dmesg | grep 'kernel verbs selftest' | tail -n 1 | sed 's/^/# /'
+	# Unknown devices are refused.
+	if echo nosuchdev >"$param" 2>/dev/null; then
+		fail "selftest on a missing device succeeded"
+	fi
+}
+
 trap 'stop_holder; cleanup_all' EXIT
 
 ktap_header
-ktap_plan 3
+ktap_plan 4
 run_case "verbs objects through libsiw (xiw-verbs-test)" with_dev t_verbs_test
+run_case "kernel verbs: QP, FRMR, CQs and ib_drain_qp" with_dev t_kverbs
 run_case "rdma res show qp/cq/mr -dd driver details" with_dev t_restrack
 run_case "rmmod refused while a user context is open" with_dev t_rmmod_busy
 ktap_finish
