@@ -63,10 +63,10 @@ struct xiw_conn_cm_ops {
  * @sock: connected TCP socket, MPA exchange done
  * @mpa: the agreed MPA parameters (CRC, markers, revision, P2P/RTR, IRD/ORD)
  * @initiator: true on the active side
- * @stream_pos_tx: bytes this side sent on the stream before the first
- *	FPDU (the MPA request or reply): marker positions count from the
- *	stream start (RFC 5044 sec. 5)
- * @stream_pos_rx: bytes received before the first FPDU
+ * @stream_pos_tx: marker-inclusive stream position of the first FPDU we
+ *	send; RFC 5044 counts marker positions from the first octet after
+ *	the MPA Request/Reply, so this is 0
+ * @stream_pos_rx: the same for the first FPDU we receive, also 0
  * @cm_ops: CM hooks
  * @cm_ctx: argument of the CM hooks (the endpoint)
  */
@@ -99,5 +99,9 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args);
  * context.
  */
 void xiw_conn_llp_down(struct xiw_qp *qp, int err);
+
+/* Module init and exit: the data path's workqueues. */
+int xiw_conn_init(void);
+void xiw_conn_exit(void);
 
 #endif /* _XIW_CONN_H */

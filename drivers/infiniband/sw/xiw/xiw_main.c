@@ -19,6 +19,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "xiw.h"
+#include "xiw_conn.h"
 #include "xiw_mem.h"
 #include "xiw_verbs.h"
 
@@ -422,13 +423,18 @@ static int __init xiw_init(void)
 	xiw_cq_wq = alloc_workqueue("xiw_cq", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!xiw_cq_wq)
 		return -ENOMEM;
-	rv = register_netdevice_notifier(&xiw_netdev_nb);
+	rv = xiw_conn_init();
 	if (rv)
 		goto err_wq;
+	rv = register_netdevice_notifier(&xiw_netdev_nb);
+	if (rv)
+		goto err_conn;
 	rdma_link_register(&xiw_link_ops);
 	pr_info("xiw: software iWARP driver loaded\n");
 	return 0;
 
+err_conn:
+	xiw_conn_exit();
 err_wq:
 	destroy_workqueue(xiw_cq_wq);
 	return rv;
@@ -439,6 +445,7 @@ static void __exit xiw_exit(void)
 	rdma_link_unregister(&xiw_link_ops);
 	xiw_unregister_all();
 	unregister_netdevice_notifier(&xiw_netdev_nb);
+	xiw_conn_exit();
 	destroy_workqueue(xiw_cq_wq);
 	ida_destroy(&xiw_dev_ids);
 	pr_info("xiw: unloaded\n");

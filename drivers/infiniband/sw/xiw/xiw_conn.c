@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xiw: life cycle of the data path of a connected QP -- start, socket
+ * callbacks, the QP transport hooks and teardown.  See xiw_conn.h for the
+ * contract with the connection manager.
+ */
+
+#include <linux/cpumask.h>
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "xiw.h"
+#include "xiw_dp.h"
+
+/* Transmit engines: per-CPU work, one QP's work never runs twice at once. */
+static struct workqueue_struct *xiw_tx_wq;
+/* Teardown, which may sleep (socket lock, CM hooks). */
+static struct workqueue_struct *xiw_close_wq;
+static atomic_t xiw_tx_next_cpu = ATOMIC_INIT(0);
+
+/**
+ * xiw_conn_kick_tx - make the transmit engine run
+ * @conn: the connection
+ *
+ * Any context.
+ */
+void xiw_conn_kick_tx(struct xiw_conn *conn)
+{
+	if (!test_bit(XIW_CONN_TX_DEAD, &conn->flags))
+		queue_work_on(conn->tx_cpu, xiw_tx_wq, &conn->tx_work);
+}
+
+/* Find the connection of a socket; caller holds sk_callback_lock. */
+static struct xiw_conn *xiw_sk_conn(struct sock *sk)
+{
+	struct xiw_sk_user *sku = sk->sk_user_data;
+
+	return sku ? sku->conn : NULL;
+}
+
+static void xiw_conn_data_ready(struct sock *sk)
+{
+	struct xiw_conn *conn;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	conn = xiw_sk_conn(sk);
+	if (conn) {
+		read_descriptor_t rd = {
+			.arg.data = conn,
+			.count = 1,
+		};
+
+		tcp_read_sock(sk, &rd, xiw_qp_rx_actor);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void xiw_conn_write_space(struct sock *sk)
+{
+	struct xiw_conn *conn;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	conn = xiw_sk_conn(sk);
+	if (conn && sk_stream_is_writeable(sk)) {
+		if (sk->sk_socket)
+			clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		xiw_conn_kick_tx(conn);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/*
+ * Teardown: stop both engines, give the socket back to the CM, settle the
+ * QP state.  Runs once per connection.
+ */
+static void xiw_conn_close_work(struct work_struct *work)
+{
+	struct xiw_conn *conn = container_of(work, struct xiw_conn, close_work);
+	struct sock *sk = conn->sock->sk;
+	struct xiw_qp *qp = conn->qp;
+	bool abrupt;
+
+	set_bit(XIW_CONN_RX_DEAD, &conn->flags);
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_data_ready = conn->saved_data_ready;
+	sk->sk_write_space = conn->saved_write_space;
+	conn->sku->conn = NULL;
+	write_unlock_bh(&sk->sk_callback_lock);
+	/* An RX pass in softirq holds the socket spinlock: wait it out. */
+	lock_sock(sk);
+	release_sock(sk);
+
+	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
+	cancel_work_sync(&conn->tx_work);
+
+	abrupt = test_bit(XIW_CONN_ABRUPT, &conn->flags);
+	conn->cm_ops->llp_close(conn->cm_ctx, abrupt);
+
+	/* After a graceful close, whatever is still queued is flushed. */
+	if (READ_ONCE(qp->state) == XIW_QP_CLOSING)
+		xiw_qp_modify(qp, XIW_QP_ERROR);
+	xiw_qp_put(qp);
+}
+
+static void xiw_conn_schedule_close(struct xiw_conn *conn, bool abrupt)
+{
+	if (abrupt)
+		set_bit(XIW_CONN_ABRUPT, &conn->flags);
+	if (test_and_set_bit(XIW_CONN_CLOSE_QUEUED, &conn->flags))
+		return;
+	xiw_qp_get(conn->qp);
+	queue_work(xiw_close_wq, &conn->close_work);
+}
+
+/**
+ * xiw_conn_fail - a protocol error: send TERMINATE, then go to ERROR
+ * @conn: the connection
+ * @err: what went wrong; its TERMINATE triplet is sent
+ * @hdr: octets of the offending FPDU from ULPDU_Length on, or NULL
+ * @hdr_len: octets at @hdr
+ *
+ * The first error wins.  Any context.
+ */
+void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
+		   const u8 *hdr, size_t hdr_len)
+{
+	struct xiw_term_code tc = {};
+	unsigned long flags;
+	bool first = false;
+
+	set_bit(XIW_CONN_RX_DEAD, &conn->flags);
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->term_err == XIW_OK) {
+		conn->term_err = err;
+		hdr_len = min_t(size_t, hdr_len, sizeof(conn->term_hdr));
+		if (hdr && hdr_len)
+			memcpy(conn->term_hdr, hdr, hdr_len);
+		conn->term_hdr_len = hdr ? hdr_len : 0;
+		conn->term_pending = true;
+		first = true;
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (!first)
+		return;
+
+	xiw_proto_err_term(err, &tc);
+	ibdev_dbg(conn->qp->base_qp.device,
+		  "QP %u: %s, TERMINATE layer %u type %u code 0x%02x\n",
+		  xiw_qp_id(conn->qp), xiw_proto_err_name(err), tc.layer,
+		  tc.etype, tc.ecode);
+	/* The transmit engine sends the TERMINATE, then moves to ERROR. */
+	if (xiw_qp_modify(conn->qp, XIW_QP_TERMINATE))
+		xiw_qp_modify(conn->qp, XIW_QP_ERROR);
+	else
+		xiw_conn_kick_tx(conn);
+}
+
+static void xiw_conn_sq_kick(struct xiw_qp *qp)
+{
+	struct xiw_conn *conn = READ_ONCE(qp->tctx);
+
+	if (conn)
+		xiw_conn_kick_tx(conn);
+}
+
+static void xiw_conn_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
+				  enum xiw_qp_state new)
+{
+	struct xiw_conn *conn = READ_ONCE(qp->tctx);
+
+	if (!conn)
+		return;
+	switch (new) {
+	case XIW_QP_CLOSING:
+		xiw_conn_schedule_close(conn, false);
+		break;
+	case XIW_QP_TERMINATE:
+		/* Moved here by verbs without an error of ours: report one. */
+		xiw_conn_fail(conn, XIW_ERR_RDMAP_CATASTROPHIC_STREAM, NULL, 0);
+		break;
+	case XIW_QP_ERROR:
+		xiw_conn_schedule_close(conn, old != XIW_QP_CLOSING);
+		break;
+	default:
+		break;
+	}
+}
+
+static void xiw_conn_flush(struct xiw_qp *qp)
+{
+	struct xiw_conn *conn = READ_ONCE(qp->tctx);
+
+	if (!conn)
+		return;
+	xiw_qp_tx_flush(conn);
+	xiw_qp_rx_flush(conn);
+}
+
+static void xiw_conn_free(struct xiw_conn *conn)
+{
+	kvfree(conn->tx_payload);
+	kvfree(conn->tx_buf);
+	kfree(conn->irq);
+	kfree(conn->orq);
+	kfree(conn);
+}
+
+static void xiw_conn_detach(struct xiw_qp *qp)
+{
+	struct xiw_conn *conn = READ_ONCE(qp->tctx);
+
+	might_sleep();
+	if (!conn)
+		return;
+	xiw_conn_schedule_close(conn, true);
+	flush_work(&conn->close_work);
+	xiw_qp_rx_release(conn);
+	xiw_conn_free(conn);
+}
+
+static const struct xiw_qp_transport_ops xiw_tcp_transport_ops = {
+	.sq_kick = xiw_conn_sq_kick,
+	.state_change = xiw_conn_state_change,
+	.flush = xiw_conn_flush,
+	.detach = xiw_conn_detach,
+};
+
+/* Spread transmit engines over the CPUs, preferring the netdev's node. */
+static int xiw_conn_pick_cpu(struct xiw_qp *qp)
+{
+	unsigned int i = (unsigned int)atomic_inc_return(&xiw_tx_next_cpu);
+
+	return cpumask_local_spread(i % num_online_cpus(), qp->xdev->numa_node);
+}
+
+/**
+ * xiw_conn_start - attach the data path to a connected QP
+ * @qp: the QP, IDLE
+ * @args: socket, agreed parameters and CM hooks
+ *
+ * See xiw_conn.h.  Process context.
+ *
+ * Return: 0; -ENOMEM; -EINVAL for a QP that is not IDLE or unusable
+ * parameters; -ENOTCONN if the socket is not connected.
+ */
+int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
+{
+	struct sock *sk = args->sock->sk;
+	struct xiw_sk_user *sku;
+	struct xiw_conn *conn;
+	u32 ord, ird;
+	int rv;
+
+	might_sleep();
+	if (!args->cm_ops || !args->cm_ops->llp_close)
+		return -EINVAL;
+	if (sk->sk_state != TCP_ESTABLISHED)
+		return -ENOTCONN;
+
+	ord = args->mpa.enhanced ? args->mpa.ord : qp->ord;
+	ird = args->mpa.enhanced ? args->mpa.ird : qp->ird;
+	ord = clamp_t(u32, ord, 1, XIW_MAX_ORD_QP);
+	ird = clamp_t(u32, ird, 1, XIW_MAX_IRD_QP);
+
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn)
+		return -ENOMEM;
+	conn->qp = qp;
+	conn->sock = args->sock;
+	conn->mpa = args->mpa;
+	conn->initiator = args->initiator;
+	conn->ord = ord;
+	conn->ird = ird;
+	conn->cm_ops = args->cm_ops;
+	conn->cm_ctx = args->cm_ctx;
+	conn->tx_cpu = xiw_conn_pick_cpu(qp);
+	spin_lock_init(&conn->lock);
+	INIT_WORK(&conn->tx_work, xiw_qp_tx_work);
+	INIT_WORK(&conn->close_work, xiw_conn_close_work);
+	conn->tx_msn[RDMAP_QN_SEND] = 1;
+	conn->tx_msn[RDMAP_QN_READ_REQ] = 1;
+	conn->tx_msn[RDMAP_QN_TERMINATE] = 1;
+	conn->rx_ut[RDMAP_QN_SEND].msn = 1;
+	conn->rx_ut[RDMAP_QN_READ_REQ].msn = 1;
+	conn->rx_term_msn = 1;
+	conn->rtr_tx = args->mpa.p2p && args->initiator;
+	conn->rtr_rx = args->mpa.p2p && !args->initiator;
+	xiw_tx_init(&conn->tx, args->mpa.crc, args->mpa.markers_tx,
+		    args->stream_pos_tx);
+	xiw_rx_init(&conn->rx, args->mpa.crc, args->mpa.markers_rx,
+		    args->stream_pos_rx, 0);
+
+	rv = -ENOMEM;
+	conn->orq = kcalloc(ord, sizeof(*conn->orq), GFP_KERNEL);
+	conn->irq = kcalloc(ird, sizeof(*conn->irq), GFP_KERNEL);
+	conn->tx_buf = kvmalloc(XIW_TX_BUF_LEN, GFP_KERNEL);
+	conn->tx_payload = kvmalloc(MPA_MAX_ULPDU, GFP_KERNEL);
+	if (!conn->orq || !conn->irq || !conn->tx_buf || !conn->tx_payload)
+		goto err_free;
+
+	rv = xiw_qp_connect(qp, &xiw_tcp_transport_ops, conn, ord, ird);
+	if (rv)
+		goto err_free;
+
+	/* From here on the data path owns data_ready and write_space. */
+	write_lock_bh(&sk->sk_callback_lock);
+	sku = sk->sk_user_data;
+	conn->sku = sku;
+	conn->saved_data_ready = sk->sk_data_ready;
+	conn->saved_write_space = sk->sk_write_space;
+	sk->sk_data_ready = xiw_conn_data_ready;
+	sk->sk_write_space = xiw_conn_write_space;
+	sku->conn = conn;
+	write_unlock_bh(&sk->sk_callback_lock);
+
+	/* Data may have arrived behind the MPA frame already. */
+	xiw_conn_data_ready(sk);
+	xiw_conn_kick_tx(conn);
+	return 0;
+
+err_free:
+	xiw_conn_free(conn);
+	return rv;
+}
+
+/**
+ * xiw_conn_llp_down - the CM saw the TCP connection go down
+ * @qp: the QP
+ * @err: 0 for an orderly close by the peer, else a negative errno
+ *
+ * Any context.
+ */
+void xiw_conn_llp_down(struct xiw_qp *qp, int err)
+{
+	struct xiw_conn *conn = READ_ONCE(qp->tctx);
+	enum xiw_qp_state state = READ_ONCE(qp->state);
+
+	if (!conn)
+		return;
+	if (!err && state == XIW_QP_RTS) {
+		/* The peer closed in order: close our side in order too. */
+		xiw_qp_modify(qp, XIW_QP_CLOSING);
+		return;
+	}
+	if (err)
+		set_bit(XIW_CONN_ABRUPT, &conn->flags);
+	if (state == XIW_QP_CLOSING)
+		xiw_conn_schedule_close(conn, !!err);
+	else
+		xiw_qp_modify(qp, XIW_QP_ERROR);
+}
+
+/**
+ * xiw_conn_init - create the data path's workqueues
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int xiw_conn_init(void)
+{
+	xiw_tx_wq = alloc_workqueue("xiw_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	if (!xiw_tx_wq)
+		return -ENOMEM;
+	xiw_close_wq = alloc_workqueue("xiw_close", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				       0);
+	if (!xiw_close_wq) {
+		destroy_workqueue(xiw_tx_wq);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * xiw_conn_exit - destroy the data path's workqueues
+ */
+void xiw_conn_exit(void)
+{
+	destroy_workqueue(xiw_close_wq);
+	destroy_workqueue(xiw_tx_wq);
+}

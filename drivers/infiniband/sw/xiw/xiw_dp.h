@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xiw data path internals: the state of one connected QP, shared by
+ * xiw_conn.c (life cycle, socket callbacks), xiw_qp_tx.c and xiw_qp_rx.c.
+ */
+#ifndef _XIW_DP_H
+#define _XIW_DP_H
+
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <net/sock.h>
+
+#include "xiw.h"
+#include "xiw_conn.h"
+#include "xiw_mem.h"
+#include "xiw_proto.h"
+
+/* Largest FPDU: ULPDU_Length, 64 KiB ULPDU, pad, CRC and its markers. */
+#define XIW_TX_BUF_LEN		(MPA_HDR_LEN + MPA_MAX_ULPDU + MPA_ALIGN + \
+				 MPA_CRC_LEN + MPA_MARKER_LEN * 130)
+
+/**
+ * struct xiw_orq_entry - one of our RDMA Read Requests awaiting its response
+ * @sqe: the READ work request (its sge[0] is the data sink)
+ * @rtr: a zero-length Read sent as P2P RTR: completes nothing
+ * @received: response octets placed so far
+ */
+struct xiw_orq_entry {
+	struct xiw_ksqe sqe;
+	bool rtr;
+	u32 received;
+};
+
+/**
+ * struct xiw_irq_entry - a peer's RDMA Read Request being served
+ * @req: the request as received
+ * @mr: the source MR (reference held), NULL for a zero-length read
+ * @sent: response octets transmitted so far
+ */
+struct xiw_irq_entry {
+	struct xiw_read_req req;
+	struct xiw_mr *mr;
+	u32 sent;
+};
+
+/**
+ * struct xiw_rx_untagged - receive state of one untagged DDP queue
+ * @msn: MSN of the next message expected
+ * @mo: octets of the current message placed
+ * @active: @rqe is held for message @msn (Send queue only)
+ * @rqe: the receive work request the current Send lands in
+ * @buf_len: total length of @rqe's SGEs
+ */
+struct xiw_rx_untagged {
+	u32 msn;
+	u32 mo;
+	bool active;
+	struct xiw_krqe rqe;
+	u32 buf_len;
+};
+
+#define XIW_CONN_CLOSE_QUEUED	0	/* close_work queued or done */
+#define XIW_CONN_RX_DEAD	1	/* drop everything received */
+#define XIW_CONN_TX_DEAD	2	/* transmit nothing more */
+#define XIW_CONN_ABRUPT		3	/* close with a reset */
+
+/**
+ * struct xiw_conn - the data path of one connected QP
+ * @qp: the QP (its tctx points back here)
+ * @sock: the TCP socket, owned by the CM
+ * @sku: the CM's sk_user_data, through which callbacks find us
+ * @mpa: agreed MPA parameters
+ * @initiator: active side of the connection
+ * @ord: outbound Read depth in use
+ * @ird: inbound Read depth in use
+ * @cm_ops: CM hooks
+ * @cm_ctx: argument of @cm_ops
+ * @saved_data_ready: socket callback replaced by xiw_conn_start()
+ * @saved_write_space: socket callback replaced by xiw_conn_start()
+ * @flags: XIW_CONN_* bits
+ * @tx_cpu: CPU @tx_work runs on
+ * @tx_work: transmit engine (xiw_qp_tx.c)
+ * @close_work: teardown, ends in @cm_ops->llp_close
+ *
+ * @lock: guards @orq*, @irq*, @term_*, @rtr_*, the ownership of @tx_sqe
+ *	(@tx_sqe_active) and of the receive contexts' RQEs, and placement of
+ *	received data into work requests (so a flush never completes a work
+ *	request that is being written); irqsave, any context
+ * @orq: ring of @ord outstanding Read Requests
+ * @orq_head: oldest entry
+ * @orq_count: entries in use
+ * @irq: ring of @ird inbound Read Requests
+ * @irq_head: oldest entry
+ * @irq_count: entries in use
+ * @term_err: error to report in a TERMINATE, XIW_OK if none
+ * @term_hdr: octets of the offending FPDU (ULPDU_Length and headers)
+ * @term_hdr_len: octets in @term_hdr
+ * @term_pending: a TERMINATE is to be sent
+ * @rtr_tx: P2P RTR still to be sent (initiator)
+ * @rtr_rx: waiting for the initiator's RTR (responder); transmit holds
+ *
+ * Transmit state, used by @tx_work only:
+ * @tx: FPDU framing state
+ * @tx_buf: the FPDU being handed to TCP
+ * @tx_len: octets in @tx_buf
+ * @tx_off: octets of @tx_buf TCP took
+ * @tx_payload: bounce buffer for one segment's payload
+ * @tx_sqe: the send work request in progress
+ * @tx_sqe_active: @tx_sqe is owned by the transmit engine
+ * @tx_sqe_len: total payload of @tx_sqe
+ * @tx_sqe_off: payload octets of @tx_sqe framed so far
+ * @tx_complete: complete @tx_sqe once @tx_buf is out
+ * @tx_msn: next MSN per untagged queue we send on (QN 0, 1, 2)
+ *
+ * Receive state, used under the socket lock by the data_ready path:
+ * @rx: deframer
+ * @rx_ut: untagged queues 0 (Send) and 1 (Read Request)
+ * @rx_term_msn: next expected MSN of the Terminate queue
+ * @rx_term_body: body of a TERMINATE being received
+ */
+struct xiw_conn {
+	struct xiw_qp *qp;
+	struct socket *sock;
+	struct xiw_sk_user *sku;
+	struct xiw_mpa_params mpa;
+	bool initiator;
+	u32 ord;
+	u32 ird;
+	const struct xiw_conn_cm_ops *cm_ops;
+	void *cm_ctx;
+	void (*saved_data_ready)(struct sock *sk);
+	void (*saved_write_space)(struct sock *sk);
+	unsigned long flags;
+	int tx_cpu;
+	struct work_struct tx_work;
+	struct work_struct close_work;
+
+	spinlock_t lock;
+	struct xiw_orq_entry *orq;
+	u32 orq_head;
+	u32 orq_count;
+	struct xiw_irq_entry *irq;
+	u32 irq_head;
+	u32 irq_count;
+	enum xiw_proto_err term_err;
+	u8 term_hdr[XIW_RX_HDR_BUF];
+	u32 term_hdr_len;
+	bool term_pending;
+	bool rtr_tx;
+	bool rtr_rx;
+
+	struct xiw_tx tx;
+	u8 *tx_buf;
+	size_t tx_len;
+	size_t tx_off;
+	u8 *tx_payload;
+	struct xiw_ksqe tx_sqe;
+	bool tx_sqe_active;
+	u32 tx_sqe_len;
+	u32 tx_sqe_off;
+	bool tx_complete;
+	u32 tx_msn[3];
+
+	struct xiw_rx rx;
+	struct xiw_rx_untagged rx_ut[2];
+	u32 rx_term_msn;
+	u8 rx_term_body[RDMAP_TERM_MAX_LEN];
+};
+
+/* xiw_conn.c */
+void xiw_conn_kick_tx(struct xiw_conn *conn);
+void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
+		   const u8 *hdr, size_t hdr_len);
+
+/* xiw_qp_tx.c */
+void xiw_qp_tx_work(struct work_struct *work);
+void xiw_qp_tx_flush(struct xiw_conn *conn);
+
+/* xiw_qp_rx.c */
+int xiw_qp_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
+		    unsigned int off, size_t len);
+void xiw_qp_rx_flush(struct xiw_conn *conn);
+void xiw_qp_rx_release(struct xiw_conn *conn);
+
+#endif /* _XIW_DP_H */

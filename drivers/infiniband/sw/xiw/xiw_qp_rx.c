@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xiw: the receive engine.  The socket's data_ready runs tcp_read_sock();
+ * every skb fragment goes through the protocol core's resumable deframer,
+ * and each DDP segment is checked and placed straight into its target: a
+ * tagged buffer (RDMA Write, Read Response) or the receive work request
+ * bound to an untagged message (Send).  Inbound Read Requests go to the
+ * transmit engine.  Any violation ends in a TERMINATE with the RFC's
+ * layer/type/code (xiw_conn_fail()).
+ *
+ * Runs under the socket lock (softirq, or process context when the socket
+ * was owned by a sender).  Placement into work requests happens under
+ * conn->lock, so that a flush never completes a request being written.
+ */
+
+#include <linux/skbuff.h>
+#include <net/tcp.h>
+
+#include "xiw.h"
+#include "xiw_dp.h"
+
+/* Map an MR lookup failure of a tagged segment to its DDP error. */
+static enum xiw_proto_err xiw_rx_tagged_err(enum xiw_access_result res)
+{
+	switch (res) {
+	case XIW_ACC_PD_MISMATCH:
+		return XIW_ERR_DDP_T_STAG_NOT_ASSOC;
+	case XIW_ACC_BOUNDS:
+		return XIW_ERR_DDP_T_BASE_BOUNDS;
+	case XIW_ACC_RIGHTS:
+		return XIW_ERR_RDMAP_ACCESS;
+	default:
+		return XIW_ERR_DDP_T_INVALID_STAG;
+	}
+}
+
+/* Map an MR lookup failure of a Read Request's source to its RDMAP error. */
+static enum xiw_proto_err xiw_rx_read_err(enum xiw_access_result res)
+{
+	switch (res) {
+	case XIW_ACC_PD_MISMATCH:
+		return XIW_ERR_RDMAP_STAG_NOT_ASSOC;
+	case XIW_ACC_BOUNDS:
+		return XIW_ERR_RDMAP_BASE_BOUNDS;
+	case XIW_ACC_RIGHTS:
+		return XIW_ERR_RDMAP_ACCESS;
+	default:
+		return XIW_ERR_RDMAP_INVALID_STAG;
+	}
+}
+
+static void xiw_rx_fail(struct xiw_conn *conn, enum xiw_proto_err err)
+{
+	xiw_conn_fail(conn, err, conn->rx.raw, conn->rx.raw_got);
+}
+
+struct xiw_rx_copy {
+	const u8 *src;
+};
+
+static int xiw_rx_copy_piece(void *priv, void *kaddr, unsigned int len)
+{
+	struct xiw_rx_copy *cp = priv;
+
+	memcpy(kaddr, cp->src, len);
+	cp->src += len;
+	return 0;
+}
+
+/* Write @len octets to @stag at @to after checking it. */
+static enum xiw_proto_err xiw_rx_place_tagged(struct xiw_conn *conn, u32 stag,
+					      u64 to, const u8 *data, u32 len,
+					      int access)
+{
+	struct xiw_qp *qp = conn->qp;
+	struct xiw_rx_copy cp = { .src = data };
+	enum xiw_access_result res;
+	struct xiw_mr *mr;
+	int rv;
+
+	res = xiw_mr_lookup(qp->xdev, qp->base_qp.pd, stag, access, to, len,
+			    &mr);
+	if (res != XIW_ACC_OK)
+		return xiw_rx_tagged_err(res);
+	rv = xiw_mr_walk(mr, to, len, xiw_rx_copy_piece, &cp);
+	xiw_mr_put(mr);
+	return rv ? XIW_ERR_DDP_T_BASE_BOUNDS : XIW_OK;
+}
+
+/* Write @len octets at offset @off of a receive work request's buffers. */
+static int xiw_rx_place_rqe(struct xiw_conn *conn, const struct xiw_krqe *rqe,
+			    u32 off, const u8 *data, u32 len)
+{
+	struct xiw_qp *qp = conn->qp;
+	unsigned int i;
+
+	for (i = 0; i < rqe->num_sge && len; i++) {
+		const struct xiw_sge *sge = &rqe->sge[i];
+		struct xiw_rx_copy cp = { .src = data };
+		struct xiw_mr *mr;
+		u32 n;
+		int rv;
+
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		n = min(len, sge->length - off);
+		if (xiw_mr_lookup(qp->xdev, qp->base_qp.pd, sge->lkey,
+				  IB_ACCESS_LOCAL_WRITE, sge->laddr + off, n,
+				  &mr) != XIW_ACC_OK)
+			return -EACCES;
+		rv = xiw_mr_walk(mr, sge->laddr + off, n, xiw_rx_copy_piece,
+				 &cp);
+		xiw_mr_put(mr);
+		if (rv)
+			return -EACCES;
+		data += n;
+		len -= n;
+		off = 0;
+	}
+	return len ? -EINVAL : 0;
+}
+
+static u32 xiw_rqe_length(const struct xiw_krqe *rqe)
+{
+	u32 len = 0;
+	unsigned int i;
+
+	for (i = 0; i < rqe->num_sge; i++)
+		len += rqe->sge[i].length;
+	return len;
+}
+
+/* A Send segment header: bind the message to a receive work request. */
+static enum xiw_proto_err xiw_rx_send_hdr(struct xiw_conn *conn)
+{
+	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+	struct xiw_ddp_queue q;
+	unsigned long flags;
+	int rv;
+
+	if (READ_ONCE(conn->rtr_rx) && conn->mpa.rtr == XIW_MPA_RTR_SEND) {
+		/* The initiator's zero-length Send RTR: not for the ULP. */
+		if (h->msn != ut->msn || h->mo || !h->last ||
+		    conn->rx.data_len)
+			return XIW_ERR_MPA_NO_MATCHING_RTR;
+		return XIW_OK;
+	}
+	if (!h->mo && h->msn == ut->msn && !ut->active) {
+		spin_lock_irqsave(&conn->lock, flags);
+		rv = xiw_rqe_fetch(conn->qp, &ut->rqe);
+		if (!rv) {
+			ut->active = true;
+			ut->mo = 0;
+			ut->buf_len = xiw_rqe_length(&ut->rqe);
+		}
+		spin_unlock_irqrestore(&conn->lock, flags);
+		if (rv == -EINVAL) {
+			xiw_rqe_complete(conn->qp, &ut->rqe, 0, 0,
+					 XIW_WC_LOC_QP_OP_ERR);
+			return XIW_ERR_RDMAP_CATASTROPHIC;
+		}
+	}
+	q.msn = ut->msn;
+	q.posted = ut->active ? 1 : 0;
+	q.mo = ut->mo;
+	q.buf_len = ut->active ? ut->buf_len : 0;
+	return xiw_ddp_check_untagged(h, conn->rx.data_len, &q);
+}
+
+/* A Read Request: check the source and queue it for the transmit engine. */
+static enum xiw_proto_err xiw_rx_read_req(struct xiw_conn *conn)
+{
+	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_READ_REQ];
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+	const struct xiw_read_req *rr = &h->u.read_req;
+	struct xiw_qp *qp = conn->qp;
+	enum xiw_access_result res;
+	struct xiw_ddp_queue q;
+	struct xiw_mr *mr = NULL;
+	struct xiw_irq_entry *e;
+	unsigned long flags;
+	enum xiw_proto_err err;
+	bool rtr = READ_ONCE(conn->rtr_rx);
+
+	spin_lock_irqsave(&conn->lock, flags);
+	q.posted = conn->ird - conn->irq_count;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	q.msn = ut->msn;
+	q.mo = 0;
+	q.buf_len = 0;
+	err = xiw_ddp_check_untagged(h, conn->rx.data_len, &q);
+	if (err)
+		return err;
+
+	if (rtr) {
+		if (conn->mpa.rtr != XIW_MPA_RTR_READ || rr->size)
+			return XIW_ERR_MPA_NO_MATCHING_RTR;
+	} else if (rr->size) {
+		if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_READ))
+			return XIW_ERR_RDMAP_ACCESS;
+		res = xiw_mr_lookup(qp->xdev, qp->base_qp.pd, rr->src_stag,
+				    IB_ACCESS_REMOTE_READ, rr->src_to, rr->size,
+				    &mr);
+		if (res != XIW_ACC_OK)
+			return xiw_rx_read_err(res);
+	}
+
+	spin_lock_irqsave(&conn->lock, flags);
+	e = &conn->irq[(conn->irq_head + conn->irq_count) % conn->ird];
+	e->req = *rr;
+	e->mr = mr;
+	e->sent = 0;
+	conn->irq_count++;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	ut->msn++;
+	xiw_conn_kick_tx(conn);
+	return XIW_OK;
+}
+
+/* A Read Response segment header: it must answer our oldest request. */
+static enum xiw_proto_err xiw_rx_read_resp_hdr(struct xiw_conn *conn)
+{
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+	struct xiw_orq_entry *e;
+	enum xiw_proto_err err = XIW_OK;
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (!conn->orq_count) {
+		err = XIW_ERR_RDMAP_OPCODE;
+	} else {
+		e = &conn->orq[conn->orq_head];
+		if (!e->rtr && conn->rx.data_len &&
+		    (!e->sqe.num_sge || h->stag != e->sqe.sge[0].lkey))
+			err = XIW_ERR_DDP_T_INVALID_STAG;
+		else if (!e->rtr && e->received + conn->rx.data_len >
+			 (e->sqe.num_sge ? e->sqe.sge[0].length : 0))
+			err = XIW_ERR_DDP_T_BASE_BOUNDS;
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	return err;
+}
+
+static void xiw_rx_terminate(struct xiw_conn *conn, const u8 *body, u32 len)
+{
+	struct xiw_term t;
+
+	if (xiw_term_parse(body, len, &t) == XIW_OK)
+		pr_info_ratelimited("xiw: QP %u: peer sent TERMINATE layer %u type %u code 0x%02x\n",
+				    xiw_qp_id(conn->qp), t.ctrl.code.layer,
+				    t.ctrl.code.etype, t.ctrl.code.ecode);
+	else
+		pr_info_ratelimited("xiw: QP %u: peer sent a malformed TERMINATE\n",
+				    xiw_qp_id(conn->qp));
+	/* Nothing is sent back after a TERMINATE. */
+	set_bit(XIW_CONN_RX_DEAD, &conn->flags);
+	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
+	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
+}
+
+/* Header of a new segment: check it against the queues it addresses. */
+static enum xiw_proto_err xiw_rx_hdr(struct xiw_conn *conn)
+{
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+
+	switch (h->opcode) {
+	case RDMAP_OP_WRITE:
+		if (READ_ONCE(conn->rtr_rx) &&
+		    conn->mpa.rtr == XIW_MPA_RTR_WRITE && !conn->rx.data_len)
+			return XIW_OK;
+		if (!(READ_ONCE(conn->qp->access) & IB_ACCESS_REMOTE_WRITE) &&
+		    conn->rx.data_len)
+			return XIW_ERR_RDMAP_ACCESS;
+		return XIW_OK;	/* the buffer is checked as data arrives */
+	case RDMAP_OP_READ_REQ:
+		return XIW_OK;	/* single segment: handled at its end */
+	case RDMAP_OP_READ_RESP:
+		return xiw_rx_read_resp_hdr(conn);
+	case RDMAP_OP_SEND:
+	case RDMAP_OP_SEND_SE:
+	case RDMAP_OP_SEND_INV:
+	case RDMAP_OP_SEND_SE_INV:
+		return xiw_rx_send_hdr(conn);
+	case RDMAP_OP_TERMINATE:
+		if (h->msn != conn->rx_term_msn || h->mo)
+			return XIW_ERR_DDP_UT_MSN_RANGE;
+		return XIW_OK;
+	default:
+		/* RFC 7306 operations are not offered on this connection. */
+		return XIW_ERR_RDMAP_OPCODE;
+	}
+}
+
+/* Payload of the current segment, @len octets at segment offset @off. */
+static enum xiw_proto_err xiw_rx_data(struct xiw_conn *conn, const u8 *data,
+				      u32 len, u32 off)
+{
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
+	enum xiw_proto_err err = XIW_OK;
+	unsigned long flags;
+
+	switch (h->opcode) {
+	case RDMAP_OP_WRITE:
+		return xiw_rx_place_tagged(conn, h->stag, h->to + off, data,
+					   len, IB_ACCESS_REMOTE_WRITE);
+	case RDMAP_OP_READ_RESP:
+		spin_lock_irqsave(&conn->lock, flags);
+		if (conn->orq_count)	/* else flushed: drop */
+			err = xiw_rx_place_tagged(conn, h->stag, h->to + off,
+						  data, len,
+						  IB_ACCESS_LOCAL_WRITE);
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return err;
+	case RDMAP_OP_SEND:
+	case RDMAP_OP_SEND_SE:
+	case RDMAP_OP_SEND_INV:
+	case RDMAP_OP_SEND_SE_INV:
+		spin_lock_irqsave(&conn->lock, flags);
+		if (ut->active &&
+		    xiw_rx_place_rqe(conn, &ut->rqe, h->mo + off, data, len)) {
+			ut->active = false;
+			spin_unlock_irqrestore(&conn->lock, flags);
+			xiw_rqe_complete(conn->qp, &ut->rqe, 0, 0,
+					 XIW_WC_LOC_PROT_ERR);
+			return XIW_ERR_RDMAP_CATASTROPHIC;
+		}
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return XIW_OK;
+	case RDMAP_OP_TERMINATE:
+		/* seg_check bounds the body; keep it for xiw_rx_end(). */
+		if (off + len > sizeof(conn->rx_term_body) - RDMAP_TERM_CTRL_LEN)
+			return XIW_ERR_RDMAP_TERM_MALFORMED;
+		memcpy(conn->rx_term_body + RDMAP_TERM_CTRL_LEN + off, data,
+		       len);
+		return XIW_OK;
+	default:
+		return XIW_OK;
+	}
+}
+
+static enum xiw_proto_err xiw_rx_send_end(struct xiw_conn *conn)
+{
+	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+	struct xiw_qp *qp = conn->qp;
+	u32 inval = 0, bytes;
+	unsigned long flags;
+	bool owned;
+
+	if (READ_ONCE(conn->rtr_rx) && conn->mpa.rtr == XIW_MPA_RTR_SEND) {
+		ut->msn++;
+		return XIW_OK;	/* the caller ends the RTR wait */
+	}
+	ut->mo = h->mo + conn->rx.data_len;
+	if (!h->last)
+		return XIW_OK;
+
+	bytes = ut->mo;
+	ut->msn++;
+	ut->mo = 0;
+	if (h->opcode == RDMAP_OP_SEND_INV || h->opcode == RDMAP_OP_SEND_SE_INV) {
+		if (xiw_mr_invalidate(qp->xdev, qp->base_qp.pd, h->rsvdulp) !=
+		    XIW_ACC_OK) {
+			spin_lock_irqsave(&conn->lock, flags);
+			owned = ut->active;
+			ut->active = false;
+			spin_unlock_irqrestore(&conn->lock, flags);
+			if (owned)
+				xiw_rqe_complete(qp, &ut->rqe, bytes, 0,
+						 XIW_WC_REM_INV_REQ_ERR);
+			return XIW_ERR_RDMAP_CANNOT_INVALIDATE;
+		}
+		inval = h->rsvdulp;
+	}
+	spin_lock_irqsave(&conn->lock, flags);
+	owned = ut->active;
+	ut->active = false;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (!owned)
+		return XIW_OK;	/* flushed meanwhile */
+	if (h->opcode == RDMAP_OP_SEND_SE || h->opcode == RDMAP_OP_SEND_SE_INV)
+		ut->rqe.flags |= XIW_WQE_SOLICITED;
+	xiw_rqe_complete(qp, &ut->rqe, bytes, inval, XIW_WC_SUCCESS);
+	return XIW_OK;
+}
+
+static enum xiw_proto_err xiw_rx_read_resp_end(struct xiw_conn *conn)
+{
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+	struct xiw_orq_entry *e, done;
+	unsigned long flags;
+	bool complete = false;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (!conn->orq_count) {
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return XIW_OK;	/* flushed meanwhile */
+	}
+	e = &conn->orq[conn->orq_head];
+	e->received += conn->rx.data_len;
+	if (h->last) {
+		done = *e;
+		conn->orq_head = (conn->orq_head + 1) % conn->ord;
+		conn->orq_count--;
+		complete = !done.rtr;
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (complete)
+		xiw_sqe_complete(conn->qp, &done.sqe, done.received,
+				 XIW_WC_SUCCESS);
+	if (h->last)
+		xiw_conn_kick_tx(conn);	/* a fenced or ORQ-bound READ */
+	return XIW_OK;
+}
+
+/* The current segment is complete and its CRC verified. */
+static enum xiw_proto_err xiw_rx_end(struct xiw_conn *conn)
+{
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+	enum xiw_proto_err err = XIW_OK;
+	bool rtr = READ_ONCE(conn->rtr_rx);
+
+	switch (h->opcode) {
+	case RDMAP_OP_WRITE:
+		break;
+	case RDMAP_OP_READ_REQ:
+		err = xiw_rx_read_req(conn);
+		break;
+	case RDMAP_OP_READ_RESP:
+		err = xiw_rx_read_resp_end(conn);
+		break;
+	case RDMAP_OP_SEND:
+	case RDMAP_OP_SEND_SE:
+	case RDMAP_OP_SEND_INV:
+	case RDMAP_OP_SEND_SE_INV:
+		err = xiw_rx_send_end(conn);
+		break;
+	case RDMAP_OP_TERMINATE:
+		conn->rx_term_msn++;
+		/* Control word from the header octets, the rest from data. */
+		memcpy(conn->rx_term_body,
+		       conn->rx.raw + MPA_HDR_LEN + DDP_UNTAGGED_HDR_LEN,
+		       RDMAP_TERM_CTRL_LEN);
+		xiw_rx_terminate(conn, conn->rx_term_body,
+				 RDMAP_TERM_CTRL_LEN + conn->rx.data_len);
+		return XIW_OK;
+	default:
+		break;
+	}
+	if (!err && rtr) {
+		/* The first message after MPA was the RTR: now we may talk. */
+		WRITE_ONCE(conn->rtr_rx, false);
+		xiw_conn_kick_tx(conn);
+	}
+	return err;
+}
+
+/* Feed @len stream octets at @p through the deframer. */
+static void xiw_rx_feed(struct xiw_conn *conn, const u8 *p, size_t len)
+{
+	struct xiw_rx_event ev;
+	enum xiw_proto_err err;
+	size_t used;
+
+	while (len && !test_bit(XIW_CONN_RX_DEAD, &conn->flags)) {
+		err = xiw_rx_step(&conn->rx, p, len, &used, &ev);
+		p += used;
+		len -= used;
+		if (!err) {
+			switch (ev.type) {
+			case XIW_RX_EV_HDR:
+				err = xiw_rx_hdr(conn);
+				break;
+			case XIW_RX_EV_DATA:
+				err = xiw_rx_data(conn, ev.data, ev.len,
+						  ev.offset);
+				break;
+			case XIW_RX_EV_END:
+				err = xiw_rx_end(conn);
+				break;
+			default:
+				break;
+			}
+		}
+		if (err) {
+			xiw_rx_fail(conn, err);
+			return;
+		}
+	}
+}
+
+/**
+ * xiw_qp_rx_actor - tcp_read_sock() actor of a connected QP
+ * @rd: read descriptor, arg.data is the connection
+ * @skb: the skb
+ * @off: offset of the new data in @skb
+ * @len: octets of new data
+ *
+ * Return: octets consumed, always @len: what follows an error is dropped.
+ */
+int xiw_qp_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
+		    unsigned int off, size_t len)
+{
+	struct xiw_conn *conn = rd->arg.data;
+	struct skb_seq_state st;
+	unsigned int done = 0, n;
+	const u8 *data;
+
+	if (test_bit(XIW_CONN_RX_DEAD, &conn->flags))
+		return len;
+	skb_prepare_seq_read(skb, off, off + len, &st);
+	while ((n = skb_seq_read(done, &data, &st)) != 0) {
+		xiw_rx_feed(conn, data, n);
+		done += n;
+		if (test_bit(XIW_CONN_RX_DEAD, &conn->flags)) {
+			skb_abort_seq_read(&st);
+			break;
+		}
+	}
+	return len;
+}
+
+/**
+ * xiw_qp_rx_flush - complete the receive work request being filled
+ * @conn: the connection
+ *
+ * Any context.
+ */
+void xiw_qp_rx_flush(struct xiw_conn *conn)
+{
+	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (ut->active) {
+		ut->active = false;
+		xiw_rqe_complete(conn->qp, &ut->rqe, 0, 0,
+				 XIW_WC_WR_FLUSH_ERR);
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+}
+
+/**
+ * xiw_qp_rx_release - drop the MR references of queued Read Requests
+ * @conn: the connection, both engines stopped
+ */
+void xiw_qp_rx_release(struct xiw_conn *conn)
+{
+	u32 n;
+
+	for (n = 0; n < conn->irq_count; n++) {
+		struct xiw_irq_entry *e =
+			&conn->irq[(conn->irq_head + n) % conn->ird];
+
+		if (e->mr)
+			xiw_mr_put(e->mr);
+		e->mr = NULL;
+	}
+	conn->irq_count = 0;
+}
