@@ -44,6 +44,8 @@ static const char * const xiw_mr_kind_name[] = {
 
 static int xiw_mr_access_ok(int access)
 {
+	/* Optional flags are hints a driver may ignore, never reject. */
+	access &= ~IB_ACCESS_OPTIONAL;
 	if (access & ~XIW_MR_ACCESS_SUPPORTED)
 		return -EINVAL;
 	/* Remote write (and atomics) need local write: IB spec 10.6.3.1. */

@@ -9,7 +9,6 @@
  * receives remain posted after the data path took one.
  */
 
-#include <linux/log2.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -54,7 +53,8 @@ int xiw_create_srq(struct ib_srq *base_srq, struct ib_srq_init_attr *init_attr,
 	srq->xdev = xdev;
 	spin_lock_init(&srq->lock);
 	srq->kernel_verbs = !udata;
-	srq->num_rqe = roundup_pow_of_two(max(attr->max_wr, 1U));
+	/* Not rounded: the ring works with any size, and stays <= the limit. */
+	srq->num_rqe = max(attr->max_wr, 1U);
 	srq->max_sge = max(attr->max_sge, 1U);
 	srq->limit = attr->srq_limit;
 	srq->armed = srq->limit != 0;
