@@ -75,14 +75,14 @@ xrun() {
 
 # xget VAR CMD...: like xrun; VAR gets CMD's stdout.
 xget() {
-	local var=$1 rc=0
+	local _xg_var=$1 _xg_rc=0
 	shift
 	echo "# + $*"
-	"$@" >"$XIW_TMP/out" 2>"$XIW_TMP/err" || rc=$?
+	"$@" >"$XIW_TMP/out" 2>"$XIW_TMP/err" || _xg_rc=$?
 	sed 's/^/# /' "$XIW_TMP/out" "$XIW_TMP/err"
-	((rc == 0)) || echo "# (exit $rc)"
-	printf -v "$var" '%s' "$(cat "$XIW_TMP/out")"
-	return "$rc"
+	((_xg_rc == 0)) || echo "# (exit $_xg_rc)"
+	printf -v "$_xg_var" '%s' "$(cat "$XIW_TMP/out")"
+	return "$_xg_rc"
 }
 
 # xfail CMD...: CMD must fail.
@@ -166,14 +166,15 @@ add_veth() {
 }
 
 # setup_ns VAR...: create uniquely named namespaces, store their names in VARs.
+# (Odd local names: they must not shadow the caller's VARs.)
 setup_ns() {
-	local var ns
-	for var in "$@"; do
-		ns=xiw-$var-$(mktemp -u XXXXXX)
-		xrun ip netns add "$ns" || return 1
-		record netns "$ns"
-		xrun ip -n "$ns" link set lo up
-		printf -v "$var" '%s' "$ns"
+	local _sn_var _sn_name
+	for _sn_var in "$@"; do
+		_sn_name=xiw-$_sn_var-$(mktemp -u XXXXXX)
+		xrun ip netns add "$_sn_name" || return 1
+		record netns "$_sn_name"
+		xrun ip -n "$_sn_name" link set lo up
+		printf -v "$_sn_var" '%s' "$_sn_name"
 	done
 }
 

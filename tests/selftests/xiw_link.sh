@@ -94,11 +94,30 @@ test_readd() {
 	add_del xiw0 lo
 }
 
+# `rdma link add` run inside a network namespace finds the netdev there.
+test_netns() {
+	local ns out
+	setup_ns ns
+	add_veth xveth0 xveth1
+	xrun ip link set xveth1 netns "$ns"
+	xrun ip -n "$ns" link set xveth1 up
+	xrun ip netns exec "$ns" rdma link add xiw_ns type xiw netdev xveth1
+	record rdma xiw_ns
+	wait_for "$WAIT_TIMEOUT" ibdev_exists xiw_ns || fail "xiw_ns did not appear"
+	# The netdev is only named to callers in its own namespace.
+	xget out ip netns exec "$ns" rdma link show xiw_ns/1
+	grep -q ' netdev xveth1 ' <<<"$out " || fail "xiw_ns not bound to xveth1 in $ns"
+	xrun ip netns exec "$ns" ibv_devinfo -d xiw_ns || fail "ibv_devinfo in $ns failed"
+	xrun ip netns exec "$ns" rdma link del xiw_ns
+	wait_for "$WAIT_TIMEOUT" ibdev_gone xiw_ns || fail "xiw_ns not removed"
+}
+
 ktap_header
-ktap_plan 5
+ktap_plan 6
 run_case "link add/del on lo" test_lo
 run_case "link add/del on a dummy netdev" test_dummy
 run_case "link add/del on a veth netdev" test_veth
 run_case "four devices on lo, dummy and both veth ends" test_many
 run_case "device name reusable after link del" test_readd
+run_case "link add/del inside a network namespace" test_netns
 ktap_finish

@@ -94,12 +94,30 @@ test_mtu() {
 	xiw_del xiw0
 }
 
+# Deleting a namespace destroys its netdevs, and with them their devices:
+# xiw must not keep the namespace alive (a socket or reference would).
+test_netns_teardown() {
+	local ns
+	setup_ns ns
+	add_veth xveth0 xveth1
+	xrun ip link set xveth1 netns "$ns"
+	xrun ip -n "$ns" link set xveth1 up
+	xrun ip netns exec "$ns" rdma link add xiw_ns type xiw netdev xveth1
+	record rdma xiw_ns
+	wait_for "$WAIT_TIMEOUT" ibdev_exists xiw_ns || fail "xiw_ns did not appear"
+	xrun ip netns del "$ns"
+	wait_for "$WAIT_TIMEOUT" ibdev_gone xiw_ns || fail "xiw_ns outlived its namespace"
+	wait_for "$WAIT_TIMEOUT" eval '! netdev_exists xveth0' ||
+		fail "the veth pair outlived the namespace"
+}
+
 ktap_header
-ktap_plan 6
+ktap_plan 7
 run_case "dummy unregister removes the device" test_unregister_dummy
 run_case "veth unregister removes the devices on both ends" test_unregister_veth
 run_case "device name free after its netdev went" test_unregister_readd
 run_case "port state follows netdev down/up" test_up_down
 run_case "device added on a down netdev" test_add_while_down
 run_case "active_mtu follows the netdev mtu" test_mtu
+run_case "namespace deletion removes the device" test_netns_teardown
 ktap_finish
