@@ -19,6 +19,8 @@
 
 #include <rdma/xiw-abi.h>
 
+#include "xiw_proto.h"
+
 #define XIW_DRV_NAME		"xiw"
 #define XIW_LINK_TYPE		"xiw"
 /* Vendor id reported by query_device: ASCII "xiw". */
@@ -79,6 +81,9 @@ struct xiw_qp;
  * @next_qpn: cursor of xa_alloc_cyclic() for @qp_xa
  * @next_cq_id: cursor of xa_alloc_cyclic() for @cq_xa
  * @next_stag_idx: cursor of xa_alloc_cyclic() for @mem_xa
+ * @mpa_policy: MPA negotiation policy of new connections (xiw_cm.c); its
+ *	@p2p accepts peer-to-peer mode as responder
+ * @mpa_p2p_initiator: request peer-to-peer mode as initiator
  */
 struct xiw_device {
 	struct ib_device base_dev;
@@ -102,6 +107,9 @@ struct xiw_device {
 	u32 next_qpn;
 	u32 next_cq_id;
 	u32 next_stag_idx;
+
+	struct xiw_mpa_policy mpa_policy;
+	bool mpa_p2p_initiator;
 };
 
 /**

@@ -19,6 +19,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "xiw.h"
+#include "xiw_cm.h"
 #include "xiw_conn.h"
 #include "xiw_mem.h"
 #include "xiw_verbs.h"
@@ -56,6 +57,14 @@ static const struct ib_device_ops xiw_device_ops = {
 	.alloc_mr = xiw_alloc_mr,
 	.alloc_pd = xiw_alloc_pd,
 	.alloc_ucontext = xiw_alloc_ucontext,
+	.iw_accept = xiw_accept,
+	.iw_add_ref = xiw_qp_add_ref,
+	.iw_connect = xiw_connect,
+	.iw_create_listen = xiw_create_listen,
+	.iw_destroy_listen = xiw_destroy_listen,
+	.iw_get_qp = xiw_get_base_qp,
+	.iw_reject = xiw_reject,
+	.iw_rem_ref = xiw_qp_rem_ref,
 	.create_cq = xiw_create_cq,
 	.create_qp = xiw_create_qp,
 	.create_srq = xiw_create_srq,
@@ -177,6 +186,7 @@ static struct xiw_device *xiw_dev_alloc(struct net_device *ndev)
 	memcpy(ibdev->node_desc, XIW_NODE_DESC_COMMON,
 	       sizeof(XIW_NODE_DESC_COMMON));
 	strscpy(ibdev->iw_ifname, ndev->name, sizeof(ibdev->iw_ifname));
+	xiw_cm_policy_init(xdev);
 	xiw_dev_set_hwaddr(xdev, ndev);
 	return xdev;
 }
@@ -426,13 +436,18 @@ static int __init xiw_init(void)
 	rv = xiw_conn_init();
 	if (rv)
 		goto err_wq;
-	rv = register_netdevice_notifier(&xiw_netdev_nb);
+	rv = xiw_cm_init();
 	if (rv)
 		goto err_conn;
+	rv = register_netdevice_notifier(&xiw_netdev_nb);
+	if (rv)
+		goto err_cm;
 	rdma_link_register(&xiw_link_ops);
 	pr_info("xiw: software iWARP driver loaded\n");
 	return 0;
 
+err_cm:
+	xiw_cm_exit();
 err_conn:
 	xiw_conn_exit();
 err_wq:
@@ -445,6 +460,7 @@ static void __exit xiw_exit(void)
 	rdma_link_unregister(&xiw_link_ops);
 	xiw_unregister_all();
 	unregister_netdevice_notifier(&xiw_netdev_nb);
+	xiw_cm_exit();
 	xiw_conn_exit();
 	destroy_workqueue(xiw_cq_wq);
 	ida_destroy(&xiw_dev_ids);

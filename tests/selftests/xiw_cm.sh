@@ -1,0 +1,249 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# xiw_cm.sh: the iWARP connection manager.  A raw-TCP MPA peer
+# (mpa_peer.py) talks to rping servers and clients on xiw devices: valid
+# rev 2 and rev 1 Requests get matching Replies, malformed ones a closed
+# connection and a log line while the server lives on, refusals and
+# timeouts reach the initiator quickly, a rev 2 Request that is reset is
+# retried with rev 1; then rping between two xiw devices over IPv4 and
+# IPv6, the first FPDU behind the MPA frame, and device removal with a
+# listener and connections in every phase.
+#
+#   xcm0 (dummy) 192.0.2.1    2001:db8:1::1  -- xiw device xa
+#   xcm1 (dummy) 198.51.100.1 2001:db8:2::1  -- xiw device xb
+#   (traffic between them goes over loopback)
+. "$(dirname "$0")/lib.sh"
+
+require_env
+command -v rping >/dev/null || ktap_skip_all "rping not installed"
+command -v python3 >/dev/null || ktap_skip_all "python3 not installed"
+need_module xiw || ktap_skip_all "cannot load xiw"
+need_module dummy || ktap_skip_all "no dummy module"
+need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
+
+PEER="python3 $(cd "$(dirname "$0")" && pwd)/mpa_peer.py"
+A4=192.0.2.1
+B4=198.51.100.1
+A6=2001:db8:1::1
+B6=2001:db8:2::1
+PORT=7174
+bg_pids=()
+
+with_devs() {
+	add_dummy xcm0
+	add_dummy xcm1
+	xrun ip addr add $A4/24 dev xcm0
+	xrun ip addr add $B4/24 dev xcm1
+	xrun ip addr add $A6/64 dev xcm0 nodad
+	xrun ip addr add $B6/64 dev xcm1 nodad
+	xiw_add xa xcm0
+	xiw_add xb xcm1
+	trap stop_bg EXIT
+	"$@"
+}
+
+stop_bg() {
+	local p
+	for p in "${bg_pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	bg_pids=()
+}
+
+listening() { ss -Hltn "sport = :$1" | grep -q .; }
+
+# rping_server ADDR [PORT]: a persistent rping server in the background.
+rping_server() {
+	local port=${2:-$PORT}
+	rping -s -P -a "$1" -p "$port" >"$XIW_TMP/server-$port.log" 2>&1 &
+	bg_pids+=($!)
+	wait_for "$WAIT_TIMEOUT" listening "$port" || fail "rping server on $1:$port not listening"
+}
+
+# peer ARG...: run mpa_peer.py; it must print "as expected".
+peer() {
+	local out
+	xget out $PEER "$@" || fail "mpa_peer.py $*"
+	grep -q "as expected" <<<"$out" || fail "mpa_peer.py $*: unexpected result"
+}
+
+server_alive() {
+	local p
+	for p in "${bg_pids[@]}"; do
+		kill -0 "$p" 2>/dev/null || fail "rping server died"
+	done
+}
+
+dmesg_mark() { dmesg | wc -l >"$XIW_TMP/dmesg-mark"; }
+dmesg_since() { dmesg | tail -n +$(($(cat "$XIW_TMP/dmesg-mark") + 1)); }
+
+t_valid_rev2() {
+	rping_server $A4
+	peer connect $A4 $PORT --send req2 --expect reply2
+	server_alive
+}
+
+t_valid_rev1() {
+	rping_server $A4
+	peer connect $A4 $PORT --send req1 --expect reply1
+	server_alive
+}
+
+t_p2p_markers() {
+	rping_server $A4
+	# P2P with a Read RTR is accepted as responder...
+	peer connect $A4 $PORT --send p2p --expect reply2
+	# ...markers are refused with an MPA reject.
+	peer connect $A4 $PORT --send markers --expect reject
+	server_alive
+}
+
+t_malformed() {
+	local kind n
+	rping_server $A4
+	dmesg_mark
+	for kind in badkey badrev bigpd garbage reply truncfin; do
+		peer connect $A4 $PORT --send $kind --expect close --timeout 8
+	done
+	server_alive
+	# The server still works.
+	peer connect $A4 $PORT --send req2 --expect reply2
+	n=$(dmesg_since | grep -c "malformed MPA Request" || true)
+	diag "$n log lines for malformed Requests"
+	((n >= 1)) || fail "no log line for malformed MPA Requests"
+	((n <= 10)) || fail "malformed Requests not rate limited"
+}
+
+t_request_timeout() {
+	local start secs
+	rping_server $A4
+	start=$EPOCHSECONDS
+	peer connect $A4 $PORT --send trunc --expect close --timeout 20
+	secs=$((EPOCHSECONDS - start))
+	diag "closed after ${secs}s"
+	((secs >= 8 && secs <= 16)) || fail "MPA Request timeout took ${secs}s"
+	server_alive
+}
+
+t_closed_port() {
+	local start secs out
+	start=$EPOCHSECONDS
+	echo "# + rping -c -a $A4 -p $((PORT + 1)) -C 1"
+	out=$(timeout 20 rping -c -a $A4 -p $((PORT + 1)) -C 1 2>&1) || true
+	diag "$out"
+	secs=$((EPOCHSECONDS - start))
+	diag "rping client gave up after ${secs}s"
+	((secs < 10)) || fail "connect to a closed port took ${secs}s"
+	! grep -q "ping data" <<<"$out" || fail "ping data without a server"
+}
+
+t_two_listeners() {
+	rping_server $A4
+	rping_server $B4
+	peer connect $A4 $PORT --send req2 --expect reply2
+	peer connect $B4 $PORT --send req2 --expect reply2
+	server_alive
+}
+
+# rping_client_vs MODE MAXSECS: an rping client against mpa_peer.py serve.
+rping_client_vs() {
+	local mode=$1 max=$2 start secs out
+	$PEER serve $A4 $PORT --mode "$mode" --timeout 30 >"$XIW_TMP/peer.log" 2>&1 &
+	bg_pids+=($!)
+	wait_for "$WAIT_TIMEOUT" listening $PORT || fail "mpa_peer.py not listening"
+	start=$EPOCHSECONDS
+	echo "# + rping -c -a $A4 -I $B4 -p $PORT -C 1 -v"
+	timeout 40 rping -c -a $A4 -I $B4 -p $PORT -C 1 -v >"$XIW_TMP/rping.out" 2>&1 || true
+	secs=$((EPOCHSECONDS - start))
+	out=$(cat "$XIW_TMP/rping.out")
+	diag "$out" "rping client finished after ${secs}s"
+	wait "${bg_pids[-1]}" || { diag "$(cat "$XIW_TMP/peer.log")"; fail "mpa_peer.py serve --mode $mode"; }
+	unset 'bg_pids[-1]'
+	diag "$(cat "$XIW_TMP/peer.log")"
+	((secs <= max)) || fail "rping client took ${secs}s"
+	RPING_OUT=$out
+}
+
+t_rejected() {
+	rping_client_vs reject 8
+	grep -q "REJECTED" <<<"$RPING_OUT" || fail "rping did not see a reject"
+}
+
+t_reply_timeout() {
+	rping_client_vs silent 20
+	! grep -q "ping data" <<<"$RPING_OUT" || fail "ping data without a Reply"
+}
+
+t_rev1_retry() {
+	rping_client_vs v1only 30
+	grep -q "rev 1 retry connected" "$XIW_TMP/peer.log" || fail "no rev 1 retry"
+}
+
+# rping_pair SERVER_ADDR CLIENT_ADDR: 10 pings between xa and xb.
+rping_pair() {
+	local out n
+	rping_server "$1"
+	xget out timeout 60 rping -c -a "$1" -I "$2" -p $PORT -v -C 10 || true
+	n=$(grep -c "ping data" <<<"$out" || true)
+	((n == 10)) || fail "$n of 10 pings"
+	server_alive
+}
+
+t_rping_v4() { rping_pair $A4 $B4; }
+t_rping_v6() { rping_pair $A6 $B6; }
+
+t_first_fpdu_initiator() {
+	rping_server $A4
+	peer connect $A4 $PORT --send req2 --expect reply2 --rping-send
+}
+
+t_first_fpdu_responder() {
+	rping_client_vs badfpdu 30
+	grep -q "TERMINATE as expected" "$XIW_TMP/peer.log" || fail "no TERMINATE for the FPDU behind the Reply"
+}
+
+# Device removal with a listener, a connection waiting for its MPA
+# Request, one waiting for accept and one established.
+t_link_del_busy() {
+	local p
+	rping_server $A4
+	$PEER connect $A4 $PORT --send trunc --expect close --timeout 20 >/dev/null 2>&1 &
+	bg_pids+=($!)
+	rping -c -a $A4 -I $B4 -p $PORT -C 1000000 -S 64 >/dev/null 2>&1 &
+	bg_pids+=($!)
+	wait_for "$WAIT_TIMEOUT" sh -c "rdma res show cm_id | grep -q 'state CONNECT\|state ESTABLISHED'" || true
+	xrun rdma res show cm_id || true
+	rdma link del xa &
+	p=$!
+	# rping may not handle DEVICE_REMOVAL: give it time, then stop it.
+	if ! wait_for 10 ibdev_gone xa; then
+		stop_bg
+	fi
+	wait_for "$WAIT_TIMEOUT" ibdev_gone xa || fail "xa not removed"
+	wait "$p" || true
+	stop_bg
+	xiw_del xb
+}
+
+trap 'stop_bg; cleanup_all' EXIT
+
+ktap_header
+ktap_plan 15
+run_case "rev 2 Request gets a rev 2 Reply with IRD/ORD" with_devs t_valid_rev2
+run_case "rev 1 Request gets a rev 1 Reply" with_devs t_valid_rev1
+run_case "P2P accepted, markers rejected" with_devs t_p2p_markers
+run_case "malformed Requests: closed, logged, server lives" with_devs t_malformed
+run_case "truncated Request closed after the MPA timeout" with_devs t_request_timeout
+run_case "connect to a closed port fails fast" with_devs t_closed_port
+run_case "two devices listen on the same port" with_devs t_two_listeners
+run_case "MPA reject reaches the rping client" with_devs t_rejected
+run_case "missing MPA Reply times out" with_devs t_reply_timeout
+run_case "reset rev 2 Request is retried with rev 1" with_devs t_rev1_retry
+run_case "rping between two xiw devices, IPv4" with_devs t_rping_v4
+run_case "rping between two xiw devices, IPv6" with_devs t_rping_v6
+run_case "first FPDU after MPA (peer initiator)" with_devs t_first_fpdu_initiator
+run_case "FPDU in the Reply's segment (peer responder)" with_devs t_first_fpdu_responder
+run_case "rdma link del with listener and connections" with_devs t_link_del_busy
+ktap_finish
