@@ -199,13 +199,22 @@ static enum xiw_proto_err xiw_rx_read_req(struct xiw_conn *conn)
 		if (conn->mpa.rtr != XIW_MPA_RTR_READ || rr->size)
 			return XIW_ERR_MPA_NO_MATCHING_RTR;
 	} else if (rr->size) {
-		if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_READ))
-			return XIW_ERR_RDMAP_ACCESS;
+		/*
+		 * Rights come from the MR alone: rdma_cm leaves the QP access
+		 * flags of an active-side QP created before rdma_connect() at
+		 * 0, and siw, the peer most ULPs were tested with, does not
+		 * enforce them either.
+		 */
 		res = xiw_mr_lookup(qp->xdev, qp->base_qp.pd, rr->src_stag,
 				    IB_ACCESS_REMOTE_READ, rr->src_to, rr->size,
 				    &mr);
-		if (res != XIW_ACC_OK)
+		if (res != XIW_ACC_OK) {
+			ibdev_dbg(qp->base_qp.device,
+				  "QP %u: Read Request STag 0x%x TO 0x%llx len %u: access %d\n",
+				  xiw_qp_id(qp), rr->src_stag, rr->src_to,
+				  rr->size, res);
 			return xiw_rx_read_err(res);
+		}
 	}
 
 	spin_lock_irqsave(&conn->lock, flags);
@@ -268,13 +277,8 @@ static enum xiw_proto_err xiw_rx_hdr(struct xiw_conn *conn)
 
 	switch (h->opcode) {
 	case RDMAP_OP_WRITE:
-		if (READ_ONCE(conn->rtr_rx) &&
-		    conn->mpa.rtr == XIW_MPA_RTR_WRITE && !conn->rx.data_len)
-			return XIW_OK;
-		if (!(READ_ONCE(conn->qp->access) & IB_ACCESS_REMOTE_WRITE) &&
-		    conn->rx.data_len)
-			return XIW_ERR_RDMAP_ACCESS;
-		return XIW_OK;	/* the buffer is checked as data arrives */
+		/* The MR's rights are checked as data arrives (see above). */
+		return XIW_OK;
 	case RDMAP_OP_READ_REQ:
 		return XIW_OK;	/* single segment: handled at its end */
 	case RDMAP_OP_READ_RESP:

@@ -218,9 +218,12 @@ static int xiw_tx_build_term(struct xiw_conn *conn)
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (xiw_term_build(&t, body, sizeof(body), &blen))
 		return -EINVAL;
+	/* The control word is the RDMAP header; the rest is payload. */
 	xiw_tx_untagged(&h, RDMAP_OP_TERMINATE, RDMAP_QN_TERMINATE,
 			conn->tx_msn[RDMAP_QN_TERMINATE]++, 0, true);
-	return xiw_tx_frame(conn, &h, body, blen);
+	h.u.term = t.ctrl;
+	return xiw_tx_frame(conn, &h, body + RDMAP_TERM_CTRL_LEN,
+			    blen - RDMAP_TERM_CTRL_LEN);
 }
 
 /* The initiator's P2P RTR: the agreed zero-length message. */
