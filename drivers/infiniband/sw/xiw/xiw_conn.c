@@ -317,8 +317,13 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	sku->conn = conn;
 	write_unlock_bh(&sk->sk_callback_lock);
 
-	/* Data may have arrived behind the MPA frame already. */
+	/*
+	 * Data may have arrived behind the MPA frame already; tcp_read_sock()
+	 * wants the socket lock, which softirq receive holds otherwise.
+	 */
+	lock_sock(sk);
 	xiw_conn_data_ready(sk);
+	release_sock(sk);
 	xiw_conn_kick_tx(conn);
 	return 0;
 

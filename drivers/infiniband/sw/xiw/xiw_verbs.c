@@ -3,8 +3,10 @@
  * xiw: device, port, user context and protection domain verbs.
  */
 
+#include <linux/ethtool.h>
 #include <linux/mm.h>
 #include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -76,6 +78,58 @@ static enum ib_mtu xiw_mtu_enum(unsigned int mtu)
 	return IB_MTU_256;
 }
 
+/*
+ * IB speed and width closest to the netdev's link speed.  Virtual netdevs
+ * (dummy, veth, lo) report no speed: they are as fast as the CPU, say 10G.
+ * Unlike ib_get_eth_speed() this logs nothing; it is called for every
+ * query_port.
+ */
+static void xiw_port_speed(struct xiw_device *xdev, u16 *speed, u8 *width)
+{
+	static const struct {
+		u32 mbps;
+		u16 speed;
+		u8 width;
+	} map[] = {
+		{ 2500, IB_SPEED_SDR, IB_WIDTH_1X },
+		{ 5000, IB_SPEED_DDR, IB_WIDTH_1X },
+		{ 10000, IB_SPEED_FDR10, IB_WIDTH_1X },
+		{ 25000, IB_SPEED_EDR, IB_WIDTH_1X },
+		{ 40000, IB_SPEED_FDR10, IB_WIDTH_4X },
+		{ 50000, IB_SPEED_HDR, IB_WIDTH_1X },
+		{ 100000, IB_SPEED_EDR, IB_WIDTH_4X },
+	};
+	struct ethtool_link_ksettings ks;
+	struct net_device *ndev;
+	u32 mbps = 0;
+	unsigned int i;
+
+	rcu_read_lock();
+	ndev = rcu_dereference(xdev->netdev);
+	if (ndev)
+		dev_hold(ndev);
+	rcu_read_unlock();
+	if (ndev) {
+		rtnl_lock();
+		if (!__ethtool_get_link_ksettings(ndev, &ks) &&
+		    ks.base.speed != (u32)SPEED_UNKNOWN)
+			mbps = ks.base.speed;
+		rtnl_unlock();
+		dev_put(ndev);
+	}
+	if (!mbps)
+		mbps = 10000;
+	*speed = IB_SPEED_HDR;
+	*width = IB_WIDTH_4X;
+	for (i = 0; i < ARRAY_SIZE(map); i++) {
+		if (mbps <= map[i].mbps) {
+			*speed = map[i].speed;
+			*width = map[i].width;
+			break;
+		}
+	}
+}
+
 /**
  * xiw_query_port - port state, MTU and speed from the bound netdev
  * @ibdev: the device
@@ -113,11 +167,7 @@ int xiw_query_port(struct ib_device *ibdev, u32 port,
 	attr->state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
 	attr->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP :
 				IB_PORT_PHYS_STATE_DISABLED;
-	if (ib_get_eth_speed(ibdev, port, &attr->active_speed,
-			     &attr->active_width)) {
-		attr->active_speed = IB_SPEED_SDR;
-		attr->active_width = IB_WIDTH_1X;
-	}
+	xiw_port_speed(xdev, &attr->active_speed, &attr->active_width);
 	return 0;
 }
 
