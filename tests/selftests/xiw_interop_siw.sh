@@ -1,0 +1,320 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# xiw_interop_siw.sh: xiw against the in-tree siw driver, the reference
+# iWARP implementation, on the wire.  Two network namespaces joined by a
+# veth pair, an xiw device on one end and a siw device on the other:
+#
+#   ns X: xiwp0 192.0.2.1/24 2001:db8::1/64   -- xiw device xiwp
+#   ns S: siwp0 192.0.2.2/24 2001:db8::2/64   -- siw device siwp
+#
+# Every case runs in both directions (xiw client -> siw server and siw
+# client -> xiw server): rping with data verification over IPv4 and IPv6,
+# perftest's Send/Write/Read bandwidth and latency tests, and the same with
+# MPA CRC on (xiw's mpa_crc=prefer; siw uses CRC when its peer asks).
+#
+# Each case checks that both devices carried the connection (a connected
+# cm_id on xiwp and on siwp) and what MPA negotiated on the wire: a raw
+# packet capture on siwp0 reads the C (CRC) bit of every MPA Request and
+# Reply, and with dynamic debug xiw's CM must log the agreed "crc" for each
+# connection.  A failing case prints the kernel log since it started (xiw's
+# CM and siw's CM/QP debug messages, TERMINATE reports included).
+#
+# Skips when the running kernel has no siw module (Debian's kernels do not
+# ship it: tests/vm/build-siw builds it and tests/vm/run stages it).
+. "$(dirname "$0")/lib.sh"
+
+require_env
+command -v rping >/dev/null || ktap_skip_all "rping not installed"
+command -v ib_write_bw >/dev/null || ktap_skip_all "perftest not installed"
+command -v python3 >/dev/null || ktap_skip_all "python3 not installed"
+modinfo siw >/dev/null 2>&1 ||
+	ktap_skip_all "no siw module for $(uname -r) (tests/vm/build-siw builds one)"
+need_module xiw || ktap_skip_all "cannot load xiw"
+need_module siw || ktap_skip_all "cannot load siw"
+need_module veth || ktap_skip_all "no veth module"
+need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
+
+XDEV=xiwp
+SDEV=siwp
+X4=192.0.2.1
+S4=192.0.2.2
+X6=2001:db8::1
+S6=2001:db8::2
+CRC_PARAM=/sys/module/xiw/parameters/mpa_crc
+DYNDBG=/sys/kernel/debug/dynamic_debug/control
+bg=
+watcher=
+sniffer=
+mark=
+
+# The kernel log of this case so far (everything after its marker line).
+case_log() { dmesg | awk -v m="$mark" 'f; index($0, m) { f = 1 }'; }
+
+# pair CRC: the two namespaces and devices.  CRC 1 creates the xiw device
+# with mpa_crc=prefer (the parameter applies to devices created after it
+# is set) and puts it back right away.
+pair() {
+	local crc=$1 saved rc=0
+	setup_ns NSX NSS
+	xrun ip link add xiwp0 netns "$NSX" type veth peer name siwp0 netns "$NSS"
+	xrun ip -n "$NSX" addr add $X4/24 dev xiwp0
+	xrun ip -n "$NSS" addr add $S4/24 dev siwp0
+	xrun ip -n "$NSX" addr add $X6/64 dev xiwp0 nodad
+	xrun ip -n "$NSS" addr add $S6/64 dev siwp0 nodad
+	xrun ip -n "$NSX" link set xiwp0 up
+	xrun ip -n "$NSS" link set siwp0 up
+	if ((crc)); then
+		[ -w "$CRC_PARAM" ] || skip "xiw has no mpa_crc parameter"
+		saved=$(cat "$CRC_PARAM")
+		xrun sh -c "echo prefer >$CRC_PARAM"
+	fi
+	xrun ip netns exec "$NSX" rdma link add $XDEV type xiw netdev xiwp0 || rc=$?
+	if ((crc)); then
+		echo "${saved%% *}" >"$CRC_PARAM"
+		xrun cat "$CRC_PARAM"
+	fi
+	((rc == 0)) || fail "rdma link add $XDEV failed"
+	record rdma $XDEV
+	xrun ip netns exec "$NSS" rdma link add $SDEV type siw netdev siwp0
+	record rdma $SDEV
+	wait_for "$WAIT_TIMEOUT" ibdev_exists $XDEV
+	wait_for "$WAIT_TIMEOUT" ibdev_exists $SDEV
+	trap stop_bg EXIT
+	start_watchers
+}
+
+stop_pid() {
+	[ -n "$1" ] || return 0
+	kill "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
+
+stop_bg() {
+	stop_pid "$bg"
+	stop_pid "$watcher"
+	stop_pid "$sniffer"
+	bg="" watcher="" sniffer=""
+}
+
+# The MPA frames on siwp0, one line per Request/Reply:
+#   "req|rep c=C m=M r=R rev=REV in|out"
+# (m: markers, r: reject; out: sent by siw, in: sent by xiw).
+SNIFF_PY='
+import socket, struct, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.bind((sys.argv[1], 0))
+print("ready", flush=True)
+keys = {b"MPA ID Req Frame": "req", b"MPA ID Rep Frame": "rep"}
+while True:
+    pkt, addr = s.recvfrom(65536)
+    et, off = struct.unpack_from("!H", pkt, 12)[0], 14
+    if et == 0x0800:
+        proto, off = pkt[off + 9], off + (pkt[off] & 15) * 4
+    elif et == 0x86DD:
+        proto, off = pkt[off + 6], off + 40
+    else:
+        continue
+    if proto != 6 or len(pkt) < off + 20:
+        continue
+    pl = pkt[off + (pkt[off + 12] >> 4) * 4:]
+    if len(pl) >= 20 and pl[:16] in keys:
+        f = pl[16]
+        print(keys[pl[:16]], "c=%d m=%d r=%d rev=%d %s" % (
+            f >> 6 & 1, f >> 7, f >> 5 & 1, pl[17],
+            "out" if addr[2] == socket.PACKET_OUTGOING else "in"), flush=True)
+'
+
+# Connected cm_ids, sampled while the case runs.
+watch_cm_ids() {
+	while :; do
+		rdma resource show cm_id
+		sleep 0.3
+	done
+}
+
+start_watchers() {
+	: >"$XIW_TMP/mpa"
+	ip netns exec "$NSS" python3 -c "$SNIFF_PY" siwp0 >"$XIW_TMP/mpa" 2>&1 &
+	sniffer=$!
+	watch_cm_ids >"$XIW_TMP/cmids" 2>&1 &
+	watcher=$!
+	wait_for 30 grep -q ready "$XIW_TMP/mpa" || fail "packet capture did not start"
+}
+
+# used DEV LOGRE: DEV had a connected cm_id in a sample, or (sampling is
+# coarse under TCG, a short rping can fall between two samples) its driver
+# logged a connection reaching RTS.
+used() {
+	grep -qE "(dev|link) ${1}[/ ].*state CONNECT" "$XIW_TMP/cmids" && return 0
+	((dyndbg)) && case_log | grep -qE "$2"
+}
+
+# check_wire CLIENT CRC: both devices were used, and every connection
+# negotiated CRC as expected.  With xiw's mpa_crc=prefer (CRC 1) xiw sets
+# C in its Request or Reply and siw must answer in kind; without it
+# nobody may ask for CRC.
+check_wire() {
+	local client=$1 crc=$2 reqc nreq nrep bad agreed yn=n
+	sleep 0.5	# the last cm_id sample and captured frame
+	stop_pid "$watcher"
+	stop_pid "$sniffer"
+	watcher="" sniffer=""
+	used $XDEV "xiw: $XDEV: cep .*MPA rev [0-9], crc" ||
+		fail "no connection on $XDEV: xiw did not carry the traffic"
+	used $SDEV "$SDEV: QP\\[[0-9]+\\] .*enter RTS" ||
+		fail "no connection on $SDEV: siw did not carry the traffic"
+	diag "MPA frames on siwp0:" "$(cat "$XIW_TMP/mpa")"
+	# The Request comes from the client; xiw asks for CRC only as
+	# initiator, as responder it sets C in the Reply.
+	reqc=0
+	[ "$client" = xiw ] && reqc=$crc
+	nreq=$(grep -c '^req ' "$XIW_TMP/mpa" || true)
+	nrep=$(grep -c '^rep ' "$XIW_TMP/mpa" || true)
+	((nreq > 0)) || fail "no MPA Request seen on the wire"
+	((nrep == nreq)) || fail "$nreq MPA Requests but $nrep Replies"
+	bad=$(grep -vE "^(req c=$reqc|rep c=$crc) m=0 r=0 rev=2 |^ready" "$XIW_TMP/mpa" || true)
+	[ -z "$bad" ] || fail "unexpected MPA frames (want Request C=$reqc, Reply C=$crc, rev 2):" "$bad"
+	((dyndbg)) || return 0
+	# Both drivers' own view of every connection.
+	agreed=$(case_log | grep -E "xiw: $XDEV: cep .*MPA rev [0-9], crc|$SDEV: QP.*enter RTS" || true)
+	diag "agreed:" "$agreed"
+	grep -q "xiw: $XDEV: " <<<"$agreed" || fail "xiw logged no agreed MPA parameters"
+	grep -q "$SDEV: " <<<"$agreed" || fail "siw logged no QP entering RTS"
+	((crc)) && yn=y
+	! grep "xiw: $XDEV: " <<<"$agreed" | grep -vq "MPA rev 2, crc $crc," ||
+		fail "xiw agreed on something else than MPA rev 2, crc $crc"
+	! grep "$SDEV: " <<<"$agreed" | grep -vq "enter RTS: crc=$yn," ||
+		fail "siw entered RTS with something else than crc=$yn"
+}
+
+# Server namespace/address/device and client namespace/device of a direction.
+roles() {
+	if [ "$1" = xiw ]; then	# xiw client, siw server
+		srv_ns=$NSS srv_dev=$SDEV cli_ns=$NSX cli_dev=$XDEV
+	else
+		srv_ns=$NSX srv_dev=$XDEV cli_ns=$NSS cli_dev=$SDEV
+	fi
+}
+
+listening() { ip netns exec "$srv_ns" ss -Hltn "sport = :$1" | grep -q .; }
+
+# case_rping CLIENT CRC FAMILY COUNT SIZE
+case_rping() {
+	local client=$1 crc=$2 fam=$3 count=$4 size=$5 addr n
+	pair "$crc"
+	roles "$client"
+	if [ "$fam" = 6 ]; then
+		addr=$S6
+		[ "$client" = siw ] && addr=$X6
+	else
+		addr=$S4
+		[ "$client" = siw ] && addr=$X4
+	fi
+	ip netns exec "$srv_ns" rping -s -a "$addr" -p 7200 -C "$count" -S "$size" \
+		>"$XIW_TMP/srv" 2>&1 &
+	bg=$!
+	wait_for 20 listening 7200
+	xrun timeout 120 ip netns exec "$cli_ns" rping -c -a "$addr" -p 7200 \
+		-C "$count" -S "$size" -v || true
+	# rping can exit 0 after a failed connection: count verified rounds.
+	n=$(grep -c 'ping data' "$XIW_TMP/out" || true)
+	wait "$bg" || true
+	bg=""
+	sed 's/^/# server: /' "$XIW_TMP/srv"
+	((n == count)) || fail "$n of $count rping rounds verified"
+	check_wire "$client" "$crc"
+}
+
+# perf TOOL ARGS...: one perftest run, server and client; both must
+# succeed.
+perf() {
+	local tool=$1 addr src try
+	shift
+	addr=$S4
+	[ "$cli_dev" = $SDEV ] && addr=$X4
+	ip netns exec "$srv_ns" timeout 120 "$tool" -R -d "$srv_dev" "$@" >"$XIW_TMP/srv" 2>&1 &
+	bg=$!
+	wait_for 20 listening 18515
+	# perftest closes its setup connection and listens anew for the
+	# test connection; a client faster than that has its SYN refused
+	# ("REJECTED; error: -111").  Retry that race, and only that.
+	for try in 1 2 3; do
+		xrun timeout 120 ip netns exec "$cli_ns" "$tool" -R -d "$cli_dev" "$@" "$addr" && break
+		grep -q 'RDMA_CM_EVENT_REJECTED; error: -111' "$XIW_TMP/out" ||
+			fail "$tool client failed"
+		((try < 3)) || fail "$tool client refused three times"
+		kill -0 "$bg" 2>/dev/null || fail "$tool server gone after a refused client"
+		wait_for 20 listening 18515
+	done
+	grep -qE '^ +[0-9]+ +[0-9]+ ' "$XIW_TMP/out" || fail "$tool printed no result row"
+	src=0
+	wait "$bg" || src=$?
+	bg=""
+	sed 's/^/# server: /' "$XIW_TMP/srv"
+	((src == 0)) || fail "$tool server exit $src"
+}
+
+# case_perf CLIENT CRC "TOOL..." ARGS...: each TOOL in turn between the
+# same two devices.
+case_perf() {
+	local client=$1 crc=$2 tool
+	local -a tools
+	read -r -a tools <<<"$3"
+	shift 3
+	pair "$crc"
+	roles "$client"
+	for tool in "${tools[@]}"; do
+		perf "$tool" "$@"
+	done
+	check_wire "$client" "$crc"
+}
+
+# interop DESC FUNC ARGS...: run_case with a marker in the kernel log; a
+# failed case shows the kernel log from its marker on.
+interop() {
+	local failed=$KTAP_FAIL
+	mark="xiw_interop_siw: case $((KTAP_N + 1)) start"
+	echo "$mark" >/dev/kmsg
+	run_case "$@"
+	if ((KTAP_FAIL > failed)); then
+		diag "kernel log of the case:"
+		case_log | tail -n 200 | sed 's/^/# dmesg: /'
+	fi
+}
+
+# Dynamic debug: xiw's CM (the agreed MPA parameters, TERMINATEs), siw's
+# CM and QP state machine (TERMINATEs sent and received); not siw's
+# per-packet messages.
+dyndbg=0
+if [ -w $DYNDBG ] && echo 'module xiw +p' >$DYNDBG 2>/dev/null; then
+	dyndbg=1
+	echo 'module siw file siw_cm.c +p' >$DYNDBG
+	for f in siw_qp_modify siw_qp_nextstate_from_idle siw_init_terminate \
+		siw_send_terminate siw_proc_terminate siw_qp_llp_close; do
+		echo "module siw func $f +p" >$DYNDBG 2>/dev/null || true
+	done
+else
+	echo "# no dynamic debug: CRC is checked on the wire only"
+fi
+
+ktap_header
+ktap_plan 16
+for c in xiw siw; do
+	if [ $c = xiw ]; then d="xiw client -> siw server"; else d="siw client -> xiw server"; fi
+	interop "$d: rping 50 x 1000 B, IPv4" case_rping $c 0 4 50 1000
+	interop "$d: rping 20 x 65000 B (multi-FPDU), IPv6" case_rping $c 0 6 20 65000
+	interop "$d: ib_send_bw 64 KiB" case_perf $c 0 ib_send_bw -n 200 -s 65536
+	interop "$d: ib_write_bw 64 KiB" case_perf $c 0 ib_write_bw -n 200 -s 65536
+	interop "$d: ib_read_bw 64 KiB" case_perf $c 0 ib_read_bw -n 200 -s 65536
+	interop "$d: ib_send_lat, ib_write_lat, ib_read_lat 64 B" \
+		case_perf $c 0 "ib_send_lat ib_write_lat ib_read_lat" -n 200 -s 64
+	interop "$d, CRC: rping 20 x 65000 B, IPv4" case_rping $c 1 4 20 65000
+	interop "$d, CRC: ib_write_bw, ib_read_bw 64 KiB" \
+		case_perf $c 1 "ib_write_bw ib_read_bw" -n 200 -s 65536
+done
+if ((dyndbg)); then
+	echo 'module xiw -p' >$DYNDBG
+	echo 'module siw -p' >$DYNDBG
+fi
+ktap_finish
