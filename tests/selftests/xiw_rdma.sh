@@ -100,8 +100,40 @@ perf() {
 	((src == 0)) || fail "$tool server exit $src"
 }
 
+# with_params "NAME=VALUE..." FUNC ARGS...: run FUNC with xiw's MPA module
+# parameters (defaults of devices created afterwards) set, then restore them.
+with_params() {
+	local kv saved=()
+	for kv in $1; do
+		saved+=("${kv%%=*}=$(cat "/sys/module/xiw/parameters/mpa_${kv%%=*}")")
+		xrun sh -c "echo ${kv#*=} > /sys/module/xiw/parameters/mpa_${kv%%=*}" || return 1
+	done
+	shift
+	"$@"
+	local rc=$?
+	for kv in "${saved[@]}"; do
+		echo "${kv#*=}" >"/sys/module/xiw/parameters/mpa_${kv%%=*}"
+	done
+	return $rc
+}
+
+# The agreed MPA parameters, as the CM logs them with dynamic debug on.
+mpa_logged() { dmesg | grep -q "MPA rev $1, crc $2"; }
+
+# check_wire REV CRC FUNC ARGS...: FUNC, then the CM must have logged the
+# expected revision and CRC setting for a connection since we started.
+check_wire() {
+	local rev=$1 crc=$2
+	shift 2
+	dmesg -C
+	"$@" || return 1
+	mpa_logged "$rev" "$crc" || fail "no connection with MPA rev $rev, crc $crc"
+}
+
 ktap_header
-ktap_plan 9
+ktap_plan 16
+dyndbg=/sys/kernel/debug/dynamic_debug/control
+[ -w $dyndbg ] && echo 'module xiw +p' >$dyndbg
 run_case "rping 200 rounds of 64 bytes across namespaces" case_rping 200 64
 run_case "rping 50 rounds of 65000 bytes (multi-FPDU messages)" case_rping 50 65000
 run_case "ib_send_bw 64 KiB" perf ib_send_bw -n 500 -s 65536
@@ -111,4 +143,17 @@ run_case "ib_send_lat 64 B" perf ib_send_lat -n 500 -s 64
 run_case "ib_write_lat 64 B" perf ib_write_lat -n 500 -s 64
 run_case "ib_read_lat 64 B" perf ib_read_lat -n 500 -s 64
 run_case "ib_write_bw all sizes 2 B..8 MiB" perf ib_write_bw -a -n 20
+run_case "CRC on: rping 100 x 65000 bytes" \
+	with_params "crc=prefer" check_wire 2 1 case_rping 100 65000
+run_case "CRC on: ib_read_bw 64 KiB" with_params "crc=prefer" perf ib_read_bw -n 300 -s 65536
+run_case "markers on: rping 100 x 65000 bytes" \
+	with_params "markers=prefer" case_rping 100 65000
+run_case "CRC and markers: ib_write_bw all sizes" \
+	with_params "crc=prefer markers=prefer" perf ib_write_bw -a -n 10
+run_case "MPA rev 1: rping 50 rounds" with_params "rev=1" check_wire 1 0 case_rping 50 1000
+run_case "P2P with zero-length Read RTR: rping 50 rounds" \
+	with_params "p2p=1 p2p_rtr=read" case_rping 50 1000
+run_case "P2P with zero-length Write RTR, CRC: ib_send_bw" \
+	with_params "p2p=1 p2p_rtr=write crc=prefer" perf ib_send_bw -n 300 -s 65536
+[ -w $dyndbg ] && echo 'module xiw -p' >$dyndbg
 ktap_finish

@@ -34,11 +34,13 @@
 #include <linux/jiffies.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/net.h>
 #include <linux/slab.h>
 #include <linux/socket.h>
 #include <linux/spinlock.h>
+#include <linux/sysfs.h>
 #include <linux/tcp.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -1662,6 +1664,103 @@ struct ib_qp *xiw_get_base_qp(struct ib_device *ibdev, int qpn)
 /* Module and device set-up                                               */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * Module parameters: the MPA policy of devices created after they are set.
+ * Runtime, per-device configuration goes beyond these defaults.
+ */
+struct xiw_enum_param {
+	int value;
+	const char * const *names;
+	unsigned int count;
+	const char *what;
+};
+
+static const char * const xiw_crc_names[] = {
+	[XIW_MPA_CRC_OFF] = "off",
+	[XIW_MPA_CRC_PREFER] = "prefer",
+	[XIW_MPA_CRC_REQUIRE] = "require",
+	[XIW_MPA_CRC_STRICT] = "strict",
+};
+
+static const char * const xiw_marker_names[] = {
+	[XIW_MPA_MARKERS_OFF] = "off",
+	[XIW_MPA_MARKERS_PREFER] = "prefer",
+	[XIW_MPA_MARKERS_REQUIRE] = "require",
+};
+
+/* Index i stands for the RTR type bit 1 << i (XIW_MPA_RTR_*). */
+static const char * const xiw_rtr_names[] = { "write", "read", "send" };
+
+static struct xiw_enum_param xiw_param_crc = {
+	XIW_MPA_CRC_OFF, xiw_crc_names, ARRAY_SIZE(xiw_crc_names), "mpa_crc"
+};
+static struct xiw_enum_param xiw_param_markers = {
+	XIW_MPA_MARKERS_OFF, xiw_marker_names, ARRAY_SIZE(xiw_marker_names),
+	"mpa_markers"
+};
+static struct xiw_enum_param xiw_param_rtr = {
+	0, xiw_rtr_names, ARRAY_SIZE(xiw_rtr_names), "mpa_p2p_rtr"
+};
+
+static int xiw_enum_param_set(const char *val, const struct kernel_param *kp)
+{
+	struct xiw_enum_param *ep = kp->arg;
+	int i = __sysfs_match_string(ep->names, ep->count, val);
+
+	if (i < 0) {
+		pr_warn_ratelimited("xiw: %s: invalid value\n", ep->what);
+		return -EINVAL;
+	}
+	WRITE_ONCE(ep->value, i);
+	return 0;
+}
+
+static int xiw_enum_param_get(char *buf, const struct kernel_param *kp)
+{
+	const struct xiw_enum_param *ep = kp->arg;
+
+	return sysfs_emit(buf, "%s\n", ep->names[READ_ONCE(ep->value)]);
+}
+
+static const struct kernel_param_ops xiw_enum_param_ops = {
+	.set = xiw_enum_param_set,
+	.get = xiw_enum_param_get,
+};
+
+module_param_cb(mpa_crc, &xiw_enum_param_ops, &xiw_param_crc, 0644);
+MODULE_PARM_DESC(mpa_crc,
+		 "MPA CRC policy of new devices: off (use CRC if the peer asks), prefer, require, strict (never CRC)");
+module_param_cb(mpa_markers, &xiw_enum_param_ops, &xiw_param_markers, 0644);
+MODULE_PARM_DESC(mpa_markers, "MPA marker policy of new devices: off, prefer, require");
+module_param_cb(mpa_p2p_rtr, &xiw_enum_param_ops, &xiw_param_rtr, 0644);
+MODULE_PARM_DESC(mpa_p2p_rtr,
+		 "RTR message new devices send as P2P initiator: write, read, send");
+
+static unsigned int xiw_param_rev = MPA_REV_2;
+static int xiw_rev_param_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int rev;
+
+	if (kstrtouint(val, 0, &rev) || (rev != MPA_REV_1 && rev != MPA_REV_2)) {
+		pr_warn_ratelimited("xiw: mpa_rev: must be 1 or 2\n");
+		return -EINVAL;
+	}
+	WRITE_ONCE(xiw_param_rev, rev);
+	return 0;
+}
+
+static const struct kernel_param_ops xiw_rev_param_ops = {
+	.set = xiw_rev_param_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(mpa_rev, &xiw_rev_param_ops, &xiw_param_rev, 0644);
+MODULE_PARM_DESC(mpa_rev, "MPA revision new devices request: 1 or 2 (default 2)");
+
+static bool xiw_param_p2p;
+module_param_named(mpa_p2p, xiw_param_p2p, bool, 0644);
+MODULE_PARM_DESC(mpa_p2p, "New devices request peer-to-peer mode (RTR) as initiator");
+
 /**
  * xiw_cm_policy_init - the MPA defaults of a new device
  * @xdev: device
@@ -1676,14 +1775,18 @@ void xiw_cm_policy_init(struct xiw_device *xdev)
 	struct xiw_mpa_policy *pol = &xdev->mpa_policy;
 
 	memset(pol, 0, sizeof(*pol));
-	pol->crc = XIW_MPA_CRC_OFF;
-	pol->markers = XIW_MPA_MARKERS_OFF;
-	pol->rev = MPA_REV_2;
-	pol->p2p = true;
+	pol->crc = READ_ONCE(xiw_param_crc.value);
+	pol->markers = READ_ONCE(xiw_param_markers.value);
+	pol->rev = READ_ONCE(xiw_param_rev);
+	/* P2P (RFC 6581) exists in revision 2 only. */
+	pol->p2p = pol->rev == MPA_REV_2;
 	pol->rtr = XIW_MPA_RTR_WRITE | XIW_MPA_RTR_READ;
 	pol->ird = XIW_MAX_IRD_QP;
 	pol->ord = XIW_MAX_ORD_QP;
-	xdev->mpa_p2p_initiator = false;
+	xdev->mpa_p2p_initiator = pol->p2p && READ_ONCE(xiw_param_p2p);
+	/* As initiator only the chosen RTR type is offered. */
+	if (xdev->mpa_p2p_initiator)
+		pol->rtr = 1U << READ_ONCE(xiw_param_rtr.value);
 }
 
 /**
