@@ -120,10 +120,11 @@ t_request_timeout() {
 	local start secs
 	rping_server $A4
 	start=$EPOCHSECONDS
-	peer connect $A4 $PORT --send trunc --expect close --timeout 20
+	peer connect $A4 $PORT --send trunc --expect close --timeout 45
 	secs=$((EPOCHSECONDS - start))
 	diag "closed after ${secs}s"
-	((secs >= 8 && secs <= 16)) || fail "MPA Request timeout took ${secs}s"
+	# The MPA timeout is 10 s; TCG on a busy host stretches it.
+	((secs >= 8 && secs <= 40)) || fail "MPA Request timeout took ${secs}s"
 	server_alive
 }
 
@@ -135,7 +136,8 @@ t_closed_port() {
 	diag "$out"
 	secs=$((EPOCHSECONDS - start))
 	diag "rping client gave up after ${secs}s"
-	((secs < 10)) || fail "connect to a closed port took ${secs}s"
+	# A refused SYN ends it at once; 30 s would be the TCP connect timeout.
+	((secs < 25)) || fail "connect to a closed port took ${secs}s"
 	! grep -q "ping data" <<<"$out" || fail "ping data without a server"
 }
 

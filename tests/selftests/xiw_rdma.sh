@@ -73,24 +73,26 @@ case_rping() {
 }
 
 # perf TOOL ARGS...: server in ns A, client in ns B; both must succeed.
+#
+# perftest makes two RDMA CM connections: one to exchange parameters, then
+# the test connection, for which the server listens anew.  A client that
+# is faster than that gets its SYN refused ("REJECTED; error: -111") and
+# the pair is out of step.  That race is perftest's: for it, and only for
+# it, both sides are started again (at most three times).
 perf() {
-	local tool=$1 src
+	local tool=$1 src try
 	shift
 	pair
-	ip netns exec "$NSA" timeout 120 "$tool" -R -d xra "$@" >"$XIW_TMP/srv" 2>&1 &
-	bg=$!
-	wait_for 20 listening 18515
-	# perftest closes its setup connection and listens anew for the
-	# test connection; a client that is faster than that gets its TCP
-	# SYN refused ("REJECTED; error: -111").  That race is perftest's:
-	# retry the client for it, and only for it.
 	for try in 1 2 3; do
+		ip netns exec "$NSA" timeout 120 "$tool" -R -d xra "$@" \
+			>"$XIW_TMP/srv" 2>&1 &
+		bg=$!
+		wait_for 20 listening 18515
 		xrun timeout 120 ip netns exec "$NSB" "$tool" -R -d xrb "$@" $A && break
 		grep -q 'RDMA_CM_EVENT_REJECTED; error: -111' "$XIW_TMP/out" ||
 			fail "$tool client failed"
 		((try < 3)) || fail "$tool client refused three times"
-		kill -0 "$bg" 2>/dev/null || fail "$tool server gone after a refused client"
-		wait_for 20 listening 18515
+		stop_bg
 	done
 	grep -qE '^ +[0-9]+ +[0-9]+ ' "$XIW_TMP/out" || fail "$tool printed no result row"
 	src=0
