@@ -461,6 +461,55 @@ enum xiw_access_result xiw_mr_lookup(struct xiw_device *xdev,
 }
 
 /**
+ * xiw_sgl_walk - walk a range of a scatter/gather list, checking each STag
+ * @xdev: device
+ * @pd: protection domain of the QP the list belongs to
+ * @sge: the list
+ * @num_sge: entries of @sge
+ * @off: first octet of the range, counted across the list
+ * @len: octets in the range
+ * @access: IB_ACCESS_* rights each entry's MR must grant (0: local read)
+ * @fn: called for each virtually contiguous piece, in order (see
+ *	xiw_mr_walk())
+ * @priv: passed to @fn
+ *
+ * Any context; @fn must not sleep.
+ *
+ * Return: 0; -EACCES if an entry's STag, rights or bounds fail the check
+ * or @fn failed; -EINVAL if the list is shorter than @off + @len.
+ */
+int xiw_sgl_walk(struct xiw_device *xdev, struct ib_pd *pd,
+		 const struct xiw_sge *sge, unsigned int num_sge, u32 off,
+		 u32 len, int access,
+		 int (*fn)(void *priv, void *kaddr, unsigned int len),
+		 void *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < num_sge && len; i++, sge++) {
+		struct xiw_mr *mr;
+		u32 n;
+		int rv;
+
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		n = min(len, sge->length - off);
+		if (xiw_mr_lookup(xdev, pd, sge->lkey, access, sge->laddr + off,
+				  n, &mr) != XIW_ACC_OK)
+			return -EACCES;
+		rv = xiw_mr_walk(mr, sge->laddr + off, n, fn, priv);
+		xiw_mr_put(mr);
+		if (rv)
+			return -EACCES;
+		len -= n;
+		off = 0;
+	}
+	return len ? -EINVAL : 0;
+}
+
+/**
  * xiw_mr_walk - visit the kernel mappings behind a range of an MR
  * @mr: the MR, checked by the caller (xiw_mr_check()) for this range
  * @addr: first address

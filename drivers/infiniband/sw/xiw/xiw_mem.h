@@ -128,6 +128,11 @@ enum xiw_access_result xiw_mr_lookup(struct xiw_device *xdev,
 int xiw_mr_walk(struct xiw_mr *mr, u64 addr, u64 len,
 		int (*fn)(void *priv, void *kaddr, unsigned int len),
 		void *priv);
+int xiw_sgl_walk(struct xiw_device *xdev, struct ib_pd *pd,
+		 const struct xiw_sge *sge, unsigned int num_sge, u32 off,
+		 u32 len, int access,
+		 int (*fn)(void *priv, void *kaddr, unsigned int len),
+		 void *priv);
 int xiw_mr_copy_to(struct xiw_mr *mr, u64 addr, const void *buf, u64 len);
 int xiw_mr_copy_from(struct xiw_mr *mr, u64 addr, void *buf, u64 len);
 enum xiw_access_result xiw_mr_invalidate(struct xiw_device *xdev,

@@ -92,34 +92,11 @@ static int xiw_rx_place_rqe(struct xiw_conn *conn, const struct xiw_krqe *rqe,
 			    u32 off, const u8 *data, u32 len)
 {
 	struct xiw_qp *qp = conn->qp;
-	unsigned int i;
+	struct xiw_rx_copy cp = { .src = data };
 
-	for (i = 0; i < rqe->num_sge && len; i++) {
-		const struct xiw_sge *sge = &rqe->sge[i];
-		struct xiw_rx_copy cp = { .src = data };
-		struct xiw_mr *mr;
-		u32 n;
-		int rv;
-
-		if (off >= sge->length) {
-			off -= sge->length;
-			continue;
-		}
-		n = min(len, sge->length - off);
-		if (xiw_mr_lookup(qp->xdev, qp->base_qp.pd, sge->lkey,
-				  IB_ACCESS_LOCAL_WRITE, sge->laddr + off, n,
-				  &mr) != XIW_ACC_OK)
-			return -EACCES;
-		rv = xiw_mr_walk(mr, sge->laddr + off, n, xiw_rx_copy_piece,
-				 &cp);
-		xiw_mr_put(mr);
-		if (rv)
-			return -EACCES;
-		data += n;
-		len -= n;
-		off = 0;
-	}
-	return len ? -EINVAL : 0;
+	return xiw_sgl_walk(qp->xdev, qp->base_qp.pd, rqe->sge, rqe->num_sge,
+			    off, len, IB_ACCESS_LOCAL_WRITE, xiw_rx_copy_piece,
+			    &cp);
 }
 
 static u32 xiw_rqe_length(const struct xiw_krqe *rqe)

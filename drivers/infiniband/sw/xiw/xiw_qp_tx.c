@@ -133,7 +133,7 @@ static int xiw_tx_gather(struct xiw_conn *conn, const struct xiw_ksqe *sqe,
 			 u32 off, u8 *buf, u32 len)
 {
 	struct xiw_qp *qp = conn->qp;
-	unsigned int i;
+	struct xiw_tx_copy cp = { .dst = buf };
 
 	if (sqe->flags & XIW_WQE_INLINE) {
 		const u8 *inl = (const u8 *)&sqe->sge[1];
@@ -141,29 +141,8 @@ static int xiw_tx_gather(struct xiw_conn *conn, const struct xiw_ksqe *sqe,
 		memcpy(buf, inl + off, len);
 		return 0;
 	}
-	for (i = 0; i < sqe->num_sge && len; i++) {
-		const struct xiw_sge *sge = &sqe->sge[i];
-		struct xiw_mr *mr;
-		u32 n;
-		int rv;
-
-		if (off >= sge->length) {
-			off -= sge->length;
-			continue;
-		}
-		n = min(len, sge->length - off);
-		if (xiw_mr_lookup(qp->xdev, qp->base_qp.pd, sge->lkey, 0,
-				  sge->laddr + off, n, &mr) != XIW_ACC_OK)
-			return -EACCES;
-		rv = xiw_tx_copy_mr(mr, sge->laddr + off, buf, n);
-		xiw_mr_put(mr);
-		if (rv)
-			return -EACCES;
-		buf += n;
-		len -= n;
-		off = 0;
-	}
-	return len ? -EINVAL : 0;
+	return xiw_sgl_walk(qp->xdev, qp->base_qp.pd, sqe->sge, sqe->num_sge,
+			    off, len, 0, xiw_tx_copy_piece, &cp);
 }
 
 static u32 xiw_sqe_length(const struct xiw_ksqe *sqe)
