@@ -244,8 +244,28 @@ case_rping() {
 }
 
 # perf TOOL ARGS...: one perftest run, server and client; both must
-# succeed.
+# succeed.  perftest calibrates its clock before reporting and gives up
+# when its samples scatter ("Correlation coefficient r^2: ... < 0.9",
+# "Can't produce a report"): under TCG on a busy host that happens after
+# a good transfer.  Only that is run once more, both sides anew.
 perf() {
+	local tool=$1 attempt
+	shift
+	for attempt in 1 2; do
+		perf_once "$tool" "$@" && return 0
+		((attempt < 2)) || fail "$tool: perftest could not calibrate its clock twice"
+		diag "perftest could not calibrate its clock: running $tool once more"
+		stop_pid "$bg"
+		bg=""
+		wait_for 20 not_listening 18515
+	done
+}
+
+not_listening() { ! listening "$1"; }
+
+# perf_once TOOL ARGS...: returns 1 only for perftest's clock calibration
+# failure on the client; fails the case on anything else.
+perf_once() {
 	local tool=$1 addr src try
 	shift
 	addr=$S4
@@ -272,6 +292,10 @@ perf() {
 	# ("REJECTED; error: -111").  Retry that race, and only that.
 	for try in 1 2 3; do
 		xrun timeout 120 ip netns exec "$cli_ns" "$tool" -R -d "$cli_dev" "$@" "$addr" && break
+		if grep -q "Can't produce a report" "$XIW_TMP/out" &&
+		   grep -q 'Correlation coefficient r^2' "$XIW_TMP/out"; then
+			return 1
+		fi
 		grep -q 'RDMA_CM_EVENT_REJECTED; error: -111' "$XIW_TMP/out" ||
 			fail "$tool client failed"
 		((try < 3)) || fail "$tool client refused three times"
