@@ -47,6 +47,7 @@ unit: userspace
 	cd $(USERSPACE_BUILD) && ctest --output-on-failure -j2
 
 vm: modules
+	tests/vm/build-siw $(KVER) >/dev/null
 	tests/vm/run-selftests --kver $(KVER)
 
 vm-debug:
