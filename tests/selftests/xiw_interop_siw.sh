@@ -224,6 +224,10 @@ case_rping() {
 		>"$XIW_TMP/srv" 2>&1 &
 	bg=$!
 	wait_for 20 listening 7200
+	# rping gives address resolution 2 s; neighbour discovery on a busy
+	# TCG host can take longer: resolve the peer once before.
+	xrun ip netns exec "$cli_ns" ping -$fam -c 1 -W 10 "$addr" >/dev/null ||
+		fail "no IP connectivity to $addr"
 	# -v prints every round's data (up to 64 KiB a line: keep that off
 	# the console), -V makes rping compare it with what it sent.
 	echo "# + ip netns exec $cli_ns rping -c -a $addr -p 7200 -C $count -S $size -v -V"

@@ -157,4 +157,26 @@ if [ "${XIW_SELFTEST_QUICK:-0}" = 1 ]; then
 	ktap_finish
 fi
 ktap_plan 16
+run_case "rping 200 rounds of 64 bytes across namespaces" case_rping 200 64
+run_case "rping 50 rounds of 65000 bytes (multi-FPDU messages)" case_rping 50 65000
+run_case "ib_send_bw 64 KiB" perf ib_send_bw -n 500 -s 65536
+run_case "ib_write_bw 64 KiB" perf ib_write_bw -n 500 -s 65536
+run_case "ib_read_bw 64 KiB" perf ib_read_bw -n 500 -s 65536
+run_case "ib_send_lat 64 B" perf ib_send_lat -n 500 -s 64
+run_case "ib_write_lat 64 B" perf ib_write_lat -n 500 -s 64
+run_case "ib_read_lat 64 B" perf ib_read_lat -n 500 -s 64
+run_case "ib_write_bw all sizes 2 B..8 MiB" perf ib_write_bw -a -n 20
+run_case "CRC on: rping 100 x 65000 bytes" \
+	with_params "crc=prefer" check_wire 2 1 case_rping 100 65000
+run_case "CRC on: ib_read_bw 64 KiB" with_params "crc=prefer" perf ib_read_bw -n 300 -s 65536
+run_case "markers on: rping 100 x 65000 bytes" \
+	with_params "markers=prefer" case_rping 100 65000
+run_case "CRC and markers: ib_write_bw all sizes" \
+	with_params "crc=prefer markers=prefer" perf ib_write_bw -a -n 10
+run_case "MPA rev 1: rping 50 rounds" with_params "rev=1" check_wire 1 0 case_rping 50 1000
+run_case "P2P with zero-length Read RTR: rping 50 rounds" \
+	with_params "p2p=1 p2p_rtr=read" case_rping 50 1000
+run_case "P2P with zero-length Write RTR, CRC: ib_send_bw" \
+	with_params "p2p=1 p2p_rtr=write crc=prefer" perf ib_send_bw -n 300 -s 65536
+[ -w $dyndbg ] && echo 'module xiw -p' >$dyndbg
 ktap_finish
