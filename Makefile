@@ -24,8 +24,8 @@ help:
 	@echo 'make vm-debug          KUnit and selftests on the self-built debug kernel'
 	@echo 'make check             everything CI runs'
 	@echo 'make demo              boot a VM, create xiw devices, show them'
-	@echo 'make bench             benchmarks'
-	@echo 'make fuzz              run the fuzzers'
+	@echo 'make bench             benchmarks (BENCH_ARGS= passes Google Benchmark flags)'
+	@echo 'make fuzz              every fuzzer for FUZZ_SECONDS (default 60) each'
 
 # Out-of-tree build against KDIR, in place.
 module:
@@ -60,11 +60,13 @@ check:
 demo:
 	tests/vm/demo
 
-bench:
-	tests/vm/bench
+# The protocol core's microbenchmarks (ratios to memcpy at the end).
+bench: userspace
+	$(USERSPACE_BUILD)/bench/xiw-proto-bench $(BENCH_ARGS)
 
+FUZZ_SECONDS ?= 60
 fuzz:
-	tests/fuzz/run-fuzz.sh
+	tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null

@@ -27,6 +27,28 @@ u32 xiw_crc_update(u32 crc, const u8 *p, size_t len)
 }
 
 /**
+ * xiw_crc_copy() - copy bytes and feed them into a running MPA CRC
+ * @crc: running value
+ * @dst: destination (must not overlap @src)
+ * @src: bytes
+ * @len: number of bytes
+ *
+ * One pass over the data where the environment offers a fused copy.
+ *
+ * Return: the updated running value.
+ */
+u32 xiw_crc_copy(u32 crc, u8 *dst, const u8 *src, size_t len)
+{
+	while (len > 0x40000000) {
+		crc = xiw_copy_crc32c(crc, dst, src, 0x40000000);
+		dst += 0x40000000;
+		src += 0x40000000;
+		len -= 0x40000000;
+	}
+	return xiw_copy_crc32c(crc, dst, src, (unsigned int)len);
+}
+
+/**
  * xiw_crc_put() - write the final CRC field of an FPDU
  * @crc: running value after the last covered byte
  * @out: the 4 byte CRC field

@@ -69,9 +69,10 @@ static void xiw_txw_put(struct xiw_txw *w, const u8 *p, size_t n, bool covered)
 			w->started = true;
 			w->hdr_pos = tx->stream_pos;
 		}
-		memcpy(w->out + w->off, p, take);
 		if (tx->crc && covered)
-			w->crc = xiw_crc_update(w->crc, p, take);
+			w->crc = xiw_crc_copy(w->crc, w->out + w->off, p, take);
+		else
+			memcpy(w->out + w->off, p, take);
 		w->off += take;
 		tx->stream_pos += (u32)take;
 		p += take;

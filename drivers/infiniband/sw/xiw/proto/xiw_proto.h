@@ -160,6 +160,7 @@ enum xiw_proto_err xiw_term_code_to_err(const struct xiw_term_code *tc);
 #define XIW_CRC_SEED	0xffffffffU
 
 u32 xiw_crc_update(u32 crc, const u8 *p, size_t len);
+u32 xiw_crc_copy(u32 crc, u8 *dst, const u8 *src, size_t len);
 void xiw_crc_put(u32 crc, u8 out[MPA_CRC_LEN]);
 u32 xiw_crc_get(const u8 in[MPA_CRC_LEN]);
 u32 xiw_crc32c_value(const u8 *p, size_t len);
