@@ -830,13 +830,9 @@ static struct xiw_deframe *xiw_vec_fpdu_run(struct kunit *test,
 }
 
 /*
- * A run gives the row's error, complete segments and payload octets.
- * Like tests/unit/fpdu_vec_test.cc, the payload count is exact for
- * accepted streams only: for rejected ones it is an upper bound, because
- * the two marker error rows of fpdu_vectors.h count 498 octets where only
- * 492 precede the bad marker at stream position 512 (4 octet leading
- * marker, ULPDU_Length, 14 octet header). Whatever was handed out must
- * still be the same under every delivery (xiw_expect_same_deframe()).
+ * A run gives the row's error, complete segments and payload octets, the
+ * payload exact for rejected streams too (nothing past the point of
+ * failure is handed out), under every delivery.
  */
 static noinline_for_stack void
 xiw_vec_fpdu_expect_row(struct kunit *test, const struct xiw_vec_fpdu *v,
@@ -847,14 +843,11 @@ xiw_vec_fpdu_expect_row(struct kunit *test, const struct xiw_vec_fpdu *v,
 			    plan, xiw_proto_err_name(r->err),
 			    xiw_proto_err_name(v->err));
 	KUNIT_EXPECT_EQ_MSG(test, r->ends, v->nseg, "%s", plan);
+	KUNIT_EXPECT_EQ_MSG(test, r->payload_len, (size_t)v->payload, "%s", plan);
 	if (v->err == XIW_OK) {
-		KUNIT_EXPECT_EQ_MSG(test, r->payload_len, (size_t)v->payload,
-				    "%s", plan);
 		KUNIT_EXPECT_EQ_MSG(test, r->hdrs, v->nseg, "%s", plan);
 		KUNIT_EXPECT_EQ_MSG(test, r->consumed, (size_t)v->len, "%s", plan);
 	} else {
-		KUNIT_EXPECT_LE_MSG(test, r->payload_len, (size_t)v->payload,
-				    "%s", plan);
 		KUNIT_EXPECT_LE_MSG(test, r->consumed, (size_t)v->len, "%s", plan);
 		xiw_expect_triplet(test, r->err);
 	}

@@ -311,9 +311,9 @@ bad = bytearray(good); bad[-5] ^= 0xff
 frow("pad octet changed (pad is covered)", bytes(bad), 1, 0, 0, "XIW_ERR_MPA_CRC", 0, 9)
 g2 = fpdu_stream([w(700)], False, True)
 bad = bytearray(g2); bad[512 + 3] ^= 0x10
-frow("marker FPDUPTR off by 16", bytes(bad), 0, 1, 0, "XIW_ERR_MPA_MARKER", 0, 498)
+frow("marker FPDUPTR off by 16", bytes(bad), 0, 1, 0, "XIW_ERR_MPA_MARKER", 0, 492)
 bad = bytearray(g2); bad[512] = 1
-frow("marker reserved octet set", bytes(bad), 0, 1, 0, "XIW_ERR_MPA_MARKER_RSVD", 0, 498)
+frow("marker reserved octet set", bytes(bad), 0, 1, 0, "XIW_ERR_MPA_MARKER_RSVD", 0, 492)
 bad = bytearray(g2); bad[3] = 4
 frow("leading marker FPDUPTR not 0", bytes(bad), 0, 1, 0, "XIW_ERR_MPA_MARKER", 0, 0)
 frow("ULPDU_Length 13", be16(13) + bytes(20), 1, 0, 0, "XIW_ERR_RDMAP_HDR_SHORT", 0, 0)
