@@ -67,7 +67,7 @@
 #define DDP_UNTAGGED_MO_OFF		14
 #define DDP_UNTAGGED_HDR_LEN		18
 
-/* ---- RDMAP (RFC 5040 sec 4, RFC 7306 sec 8) ---- */
+/* ---- RDMAP (RFC 5040 sec 4; RFC 7306 code points as in the IANA RDDP registry) ---- */
 
 #define RDMAP_RV_MASK			0xc0
 #define RDMAP_RV_SHIFT			6

@@ -62,7 +62,7 @@ hdr_rows = []  # (desc, bytes, err, fields dict)
 def hrow(desc, b, err="XIW_OK", **f):
     hdr_rows.append((desc, b, err, f))
 
-# valid rows, one or more per opcode (RFC 5040 sec 4, RFC 7306 sec 8)
+# valid rows, one or more per opcode (RFC 5040 sec 4, RFC 7306 (code points as registered with IANA))
 hrow("RFC 5040 4.3 RDMA Write, last", ddp_tagged(0, True, 0x11223344, 0x0102030405060708),
      opcode=0, tagged=1, last=1, stag=0x11223344, to=0x0102030405060708, hdr_len=14)
 hrow("RFC 5040 4.3 RDMA Write, middle segment", ddp_tagged(0, False, 0xfffffffe, 0),
@@ -125,7 +125,7 @@ hrow("Read Request header cut at 45", (ddp_untagged(1, True, 0, 1, 1, 0) + read_
 hrow("one octet", b"\x41", "XIW_ERR_RDMAP_HDR_SHORT")
 
 def gen_rdmap():
-    o = [HDR % " * DDP/RDMAP segment headers: RFC 5040 sec 4, RFC 5041 sec 4, RFC 7306 sec 8.\n * @bytes is the ULPDU from the DDP control octet on; @f holds the\n * opcode specific fields in header order (Read Request: sink STag, sink\n * TO, size, source STag, source TO; Atomic Request: op, request id,\n * STag, TO, data, data mask, compare, compare mask; Atomic Response:\n * request id, value; Immediate Data: value; Terminate: layer, etype,\n * ecode, M, D, R).\n",
+    o = [HDR % " * DDP/RDMAP segment headers: RFC 5040 sec 4, RFC 5041 sec 4, RFC 7306 (code points as registered with IANA).\n * @bytes is the ULPDU from the DDP control octet on; @f holds the\n * opcode specific fields in header order (Read Request: sink STag, sink\n * TO, size, source STag, source TO; Atomic Request: op, request id,\n * STag, TO, data, data mask, compare, compare mask; Atomic Response:\n * request id, value; Immediate Data: value; Terminate: layer, etype,\n * ecode, M, D, R).\n",
          "#ifndef XIW_RDMAP_VECTORS_H\n#define XIW_RDMAP_VECTORS_H\n\n#include \"xiw_vectors.h\"\n#include \"../../proto/xiw_proto.h\"\n",
          "struct xiw_vec_hdr {\n\tconst char *desc;\n\tconst unsigned char *bytes;\n\tunsigned int len;\n\tenum xiw_proto_err err;\n\tunsigned char opcode, tagged, last;\n\tunsigned int stag;\n\tunsigned long long to;\n\tunsigned int rsvdulp, qn, msn, mo;\n\tunsigned long long f[8];\n\tunsigned int hdr_len;\n};\n"]
     rows = []
@@ -325,6 +325,115 @@ frow("reserved opcode 13 inside an FPDU", fpdu_stream([ddp_untagged(13, True, 0,
 frow("Read Request with payload", fpdu_stream([rr + b"xx"], True, False), 1, 0, 0, "XIW_ERR_RDMAP_PAYLOAD", 0, 0)
 frow("second FPDU broken after a good one", fpdu_stream([snd(4)], True, False) + be16(2) + bytes(6), 1, 0, 0, "XIW_ERR_RDMAP_HDR_SHORT", 1, 4)
 frow("Terminate body longer than any TERMINATE", fpdu_stream([ddp_untagged(7, True, 0, 2, 1, 0) + term_ctrl(0, 2, 0xff, True, True, True) + bytes(49)], True, False), 1, 0, 0, "XIW_ERR_RDMAP_TERM_MALFORMED", 0, 0)
+
+# ---- Streams captured from the in-tree siw (tests/vm/capture-siw) ----------
+#
+# captures/*.pcap hold rping runs recorded in a VM (Ethernet, IPv4, TCP port
+# 7174). Each TCP direction is reassembled; its MPA Request or Reply becomes
+# an MPA row, the FPDU stream after it an FPDU row. The expected outcome is
+# worked out here, independently of the C code: segments and payload from
+# ULPDU_Length and the opcode's header size, and (when CRC was negotiated)
+# every CRC field checked with the bitwise CRC32c above before a row is
+# written; a capture that does not check out stops the generator.
+
+CAPTURES = [
+    ("siw-siw.pcap", "siw 6.12 <-> siw 6.12, rping"),
+    ("xiw-siw-crc.pcap", "xiw (mpa_crc=prefer) client <-> siw 6.12 server, rping"),
+]
+CAP_HDR = {0: 14, 1: 46, 2: 14, 3: 18, 4: 18, 5: 18, 6: 18}
+
+def pcap_streams(path):
+    """Reassembled TCP payload per direction: {(src, dst): bytes}."""
+    data = open(path, "rb").read()
+    magic = struct.unpack_from("<I", data, 0)[0]
+    assert magic == 0xa1b2c3d4, "%s: not a little-endian microsecond pcap" % path
+    assert struct.unpack_from("<I", data, 20)[0] == 1, "%s: not Ethernet" % path
+    segs, isn, off = {}, {}, 24
+    while off + 16 <= len(data):
+        incl = struct.unpack_from("<I", data, off + 8)[0]
+        pkt = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if struct.unpack_from("!H", pkt, 12)[0] != 0x0800 or pkt[23] != 6:
+            continue
+        ip = pkt[14:]
+        ihl, tot = (ip[0] & 15) * 4, struct.unpack_from("!H", ip, 2)[0]
+        tcp = ip[ihl:tot]
+        sport, dport, seq = struct.unpack_from("!HHI", tcp, 0)
+        key = ("%s:%d" % (".".join(map(str, ip[12:16])), sport),
+               "%s:%d" % (".".join(map(str, ip[16:20])), dport))
+        if tcp[13] & 0x02:
+            isn[key] = seq + 1
+        pl = tcp[(tcp[12] >> 4) * 4:]
+        if pl:
+            segs.setdefault(key, {})[seq] = pl
+    out = {}
+    for key, parts in segs.items():
+        buf, nxt = bytearray(), isn[key]
+        for seq in sorted(parts, key=lambda q: (q - isn[key]) & 0xffffffff):
+            pl, rel = parts[seq], (seq - nxt) & 0xffffffff
+            if rel > 0x7fffffff:		# retransmitted overlap
+                pl, rel = pl[(nxt - seq) & 0xffffffff:], 0
+            assert rel == 0, "%s: hole in the TCP stream" % path
+            buf += pl
+            nxt = (nxt + len(pl)) & 0xffffffff
+        out[key] = bytes(buf)
+    return out
+
+def cap_mpa(buf):
+    """Split an MPA Request/Reply off a stream: (frame, fields, rest)."""
+    assert buf[:16] in (KEY_REQ, KEY_REP)
+    flags, rev, pdl = buf[16], buf[17], struct.unpack_from("!H", buf, 18)[0]
+    frame = buf[:20 + pdl]
+    f = dict(reply=int(buf[:16] == KEY_REP), m=flags >> 7, c=flags >> 6 & 1, r=flags >> 5 & 1,
+             enh=0, rev=rev, p2p=0, rtr=0, ird=0, ord_=0, pdata_off=20, pdata_len=pdl)
+    if rev == 2 and flags & 0x10:
+        iw, ow = struct.unpack_from("!HH", buf, 20)
+        f.update(enh=1, p2p=iw >> 15, rtr=(iw >> 14 & 1) * 4 + (ow >> 15) + (ow >> 14 & 1) * 2,
+                 ird=iw & 0x3fff, ord_=ow & 0x3fff, pdata_off=24, pdata_len=pdl - 4)
+    return frame, f, buf[20 + pdl:]
+
+def cap_deframe(stream, crc_on, what):
+    """Count segments and payload of a marker-free FPDU stream, check CRCs."""
+    off = nseg = payload = 0
+    while off < len(stream):
+        ul = struct.unpack_from("!H", stream, off)[0]
+        ctrl, op = stream[off + 2], stream[off + 3] & 15
+        hl = CAP_HDR[op]
+        assert bool(ctrl & 0x80) == (op in TAGGED), "%s: T flag at %d" % (what, off)
+        pad = (-(ul + 2)) % 4
+        end = off + 2 + ul + pad
+        field = stream[end:end + 4]
+        assert len(field) == 4, "%s: stream ends inside an FPDU" % what
+        if crc_on:
+            want = struct.pack("<I", ~crc32c(stream[off:end]) & 0xFFFFFFFF)
+            assert field == want, "%s: CRC mismatch in the FPDU at %d" % (what, off)
+        else:
+            assert field == bytes(4), "%s: CRC field not zero at %d" % (what, off)
+        nseg, payload, off = nseg + 1, payload + ul - hl, end + 4
+    return nseg, payload
+
+def load_captures():
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name, what in CAPTURES:
+        path = os.path.join(here, "captures", name)
+        if not os.path.exists(path):
+            continue
+        streams = pcap_streams(path)
+        init = [k for k in streams if streams[k][:16] == KEY_REQ]
+        assert len(init) == 1, "%s: want exactly one connection" % name
+        resp = (init[0][1], init[0][0])
+        req, fq, s_init = cap_mpa(streams[init[0]])
+        rep, fp, s_resp = cap_mpa(streams[resp])
+        crc = fq["c"] | fp["c"]
+        mrow("captured %s: MPA Request" % what, req, **fq)
+        mrow("captured %s: MPA Reply" % what, rep, **fp)
+        for d, st in (("initiator", s_init), ("responder", s_resp)):
+            desc = "captured %s: %s's FPDUs, CRC %s" % (what, d, "on" if crc else "off")
+            nseg, pl = cap_deframe(st, crc, desc)
+            frow(desc, st, crc, 0, 0, "XIW_OK", nseg, pl)
+
+load_captures()
 
 def gen_fpdu():
     o = [HDR % " * MPA FPDU streams (RFC 5044 sec 4 to 6) with the expected deframer\n * outcome: @err after the whole stream, @nseg complete segments before\n * it, @payload total payload octets handed out. Streams are framed by an\n * independent Python encoder; CRCs by a bitwise CRC32c.\n",
