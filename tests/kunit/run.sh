@@ -27,8 +27,13 @@ for d in "$ktap"/xiw_*; do
 	suites=$((suites + 1))
 	suite=$(basename "$d")
 	cat "$d/results"
-	# KUnit's per-suite totals line: "# <suite>: pass:P fail:F skip:S total:T"
-	line=$(grep -E "^\s*# $suite: pass:[0-9]+ fail:[0-9]+ skip:[0-9]+" "$d/results" | tail -n 1)
+	# The results end with "# Totals: pass:P fail:F skip:S total:T",
+	# counting every case and parameter; a suite of several cases also
+	# has "# <suite>: pass:..." over its cases (KUnit leaves that out for
+	# a single case).  A suite that reports neither failed to run.
+	line=$(grep -E "^\s*# Totals: pass:[0-9]+ fail:[0-9]+ skip:[0-9]+" "$d/results" | tail -n 1)
+	[ -n "$line" ] ||
+		line=$(grep -E "^\s*# $suite: pass:[0-9]+ fail:[0-9]+ skip:[0-9]+" "$d/results" | tail -n 1)
 	if [ -z "$line" ]; then
 		echo "# $suite: no totals line: counted as failed"
 		fail=$((fail + 1))

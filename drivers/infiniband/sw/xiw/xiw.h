@@ -460,6 +460,11 @@ void *xiw_mmap_alloc(struct ib_udata *udata, size_t size,
 void xiw_mmap_remove(struct rdma_user_mmap_entry *entry);
 
 /* xiw_cq.c: the completion interface of the data path */
+#if IS_ENABLED(CONFIG_KUNIT)
+/* static unless KUnit is built: the CQ suite drives bare rings */
+void xiw_cq_init(struct xiw_cq *cq, u32 num_cqe, struct xiw_cqe *queue,
+		 bool kernel_verbs);
+#endif
 int xiw_cqe_add(struct xiw_cq *cq, u64 wr_id, u8 opcode,
 		enum xiw_wc_status status, u32 bytes, u32 inval_stag,
 		struct xiw_qp *qp, bool solicited);

@@ -22,6 +22,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
+#include <kunit/visibility.h>
 #include <rdma/ib_verbs.h>
 #include <net/netlink.h>
 #include <rdma/rdma_netlink.h>
@@ -174,6 +175,26 @@ int xiw_cqe_add(struct xiw_cq *cq, u64 wr_id, u8 opcode,
 		xiw_cq_raise(cq, XIW_CQ_EV_COMP);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(xiw_cqe_add);
+
+/**
+ * xiw_cq_init - set up the ring of a CQ
+ * @cq: the CQ
+ * @num_cqe: ring entries
+ * @queue: @num_cqe zeroed CQEs followed by a struct xiw_cq_ctrl
+ * @kernel_verbs: a kernel CQ (CQEs carry QP pointers), else a user CQ
+ */
+VISIBLE_IF_KUNIT void xiw_cq_init(struct xiw_cq *cq, u32 num_cqe,
+				  struct xiw_cqe *queue, bool kernel_verbs)
+{
+	cq->num_cqe = num_cqe;
+	cq->kernel_verbs = kernel_verbs;
+	spin_lock_init(&cq->lock);
+	INIT_WORK(&cq->comp_work, xiw_cq_work);
+	cq->queue = queue;
+	cq->notify = (struct xiw_cq_ctrl *)&queue[num_cqe];
+}
+EXPORT_SYMBOL_IF_KUNIT(xiw_cq_init);
 
 /**
  * xiw_create_cq_impl - create a CQ (libsiw create CQ ABI)
@@ -193,6 +214,7 @@ int xiw_create_cq_impl(struct ib_cq *base_cq, const struct ib_cq_init_attr *attr
 	struct xiw_device *xdev = to_xiw_dev(base_cq->device);
 	struct xiw_cq *cq = to_xiw_cq(base_cq);
 	struct xiw_uresp_create_cq uresp = {};
+	struct xiw_cqe *queue;
 	size_t size;
 	u32 id;
 	int rv;
@@ -211,10 +233,6 @@ int xiw_create_cq_impl(struct ib_cq *base_cq, const struct ib_cq_init_attr *attr
 	}
 
 	cq->xdev = xdev;
-	cq->num_cqe = attr->cqe;
-	cq->kernel_verbs = !udata;
-	spin_lock_init(&cq->lock);
-	INIT_WORK(&cq->comp_work, xiw_cq_work);
 
 	rv = xa_alloc_cyclic(&xdev->cq_xa, &id, cq, xa_limit_32b,
 			     &xdev->next_cq_id, GFP_KERNEL);
@@ -222,18 +240,18 @@ int xiw_create_cq_impl(struct ib_cq *base_cq, const struct ib_cq_init_attr *attr
 		goto err_count;
 	cq->id = id;
 
-	size = array_size(cq->num_cqe, sizeof(struct xiw_cqe)) +
+	size = array_size(attr->cqe, sizeof(struct xiw_cqe)) +
 	       sizeof(struct xiw_cq_ctrl);
 	if (udata)
-		cq->queue = xiw_mmap_alloc(udata, size, &cq->mmap_entry,
-					   &uresp.cq_key);
+		queue = xiw_mmap_alloc(udata, size, &cq->mmap_entry,
+				       &uresp.cq_key);
 	else
-		cq->queue = vzalloc(size);
-	if (!cq->queue) {
+		queue = vzalloc(size);
+	if (!queue) {
 		rv = -ENOMEM;
 		goto err_id;
 	}
-	cq->notify = (struct xiw_cq_ctrl *)&cq->queue[cq->num_cqe];
+	xiw_cq_init(cq, attr->cqe, queue, !udata);
 	base_cq->cqe = cq->num_cqe;
 
 	if (udata) {
@@ -332,6 +350,7 @@ int xiw_poll_cq(struct ib_cq *base_cq, int num_entries, struct ib_wc *wc)
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }
+EXPORT_SYMBOL_IF_KUNIT(xiw_poll_cq);
 
 /**
  * xiw_req_notify_cq - arm completion notification of a kernel CQ
@@ -360,6 +379,7 @@ int xiw_req_notify_cq(struct ib_cq *base_cq, enum ib_cq_notify_flags flags)
 	cqe = &cq->queue[READ_ONCE(cq->cq_get) % cq->num_cqe];
 	return (READ_ONCE(cqe->flags) & XIW_WQE_VALID) ? 1 : 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(xiw_req_notify_cq);
 
 /**
  * xiw_fill_res_cq_entry - driver details for `rdma res show cq -dd`

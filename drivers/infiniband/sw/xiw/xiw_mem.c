@@ -17,6 +17,7 @@
 #include <linux/highmem.h>
 #include <linux/overflow.h>
 #include <linux/scatterlist.h>
+#include <kunit/visibility.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
@@ -425,6 +426,7 @@ enum xiw_access_result xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd,
 		return XIW_ACC_BOUNDS;
 	return XIW_ACC_OK;
 }
+EXPORT_SYMBOL_IF_KUNIT(xiw_mr_check);
 
 /**
  * xiw_mr_lookup - find and check the MR of an STag

@@ -43,6 +43,7 @@
 #include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <kunit/visibility.h>
 #include <rdma/ib_verbs.h>
 #include <net/netlink.h>
 #include <rdma/rdma_netlink.h>
@@ -93,6 +94,7 @@ const char *xiw_qp_state_name(enum xiw_qp_state state)
 {
 	return state < XIW_QP_NUM_STATES ? xiw_qp_state_names[state] : "?";
 }
+EXPORT_SYMBOL_IF_KUNIT(xiw_qp_state_name);
 
 static void xiw_qp_release(struct kref *ref)
 {
@@ -512,6 +514,7 @@ int xiw_qp_modify(struct xiw_qp *qp, enum xiw_qp_state new)
 {
 	return xiw_qp_set_state(qp, new, IB_QPS_INIT);
 }
+EXPORT_SYMBOL_IF_KUNIT(xiw_qp_modify);
 
 /**
  * xiw_qp_connect - attach a transport to an IDLE QP and move it to RTS
@@ -558,6 +561,7 @@ int xiw_qp_connect(struct xiw_qp *qp, const struct xiw_qp_transport_ops *tops,
 	}
 	return rv;
 }
+EXPORT_SYMBOL_IF_KUNIT(xiw_qp_connect);
 
 static void *xiw_queue_alloc(struct ib_udata *udata, u32 num, size_t elem,
 			     struct rdma_user_mmap_entry **entry, u64 *key)

@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suites for xiw's verbs objects, driven without a device: the QP
+ * state machine behind a fake transport ops struct, CQ ring overflow and
+ * notification, and the STag/PD/access checks of an MR.  The functions
+ * under test are the ones in xiw.ko, reached through its KUnit-only
+ * exports (EXPORTED_FOR_KUNIT_TESTING).
+ */
+#include <kunit/test.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+
+#include "xiw.h"
+#include "xiw_mem.h"
+#include "xiw_verbs.h"
+
+/* ---- a bare CQ -------------------------------------------------------- */
+
+struct xiw_kcq {
+	struct xiw_cq cq;
+	int comp_calls;
+	int err_events;
+};
+
+static void xiw_kcq_comp(struct ib_cq *base_cq, void *ctx)
+{
+	struct xiw_kcq *k = ctx;
+
+	k->comp_calls++;
+}
+
+static void xiw_kcq_event(struct ib_event *ev, void *ctx)
+{
+	struct xiw_kcq *k = ctx;
+
+	if (ev->event == IB_EVENT_CQ_ERR)
+		k->err_events++;
+}
+
+static void xiw_kcq_exit(void *data)
+{
+	struct xiw_kcq *k = data;
+
+	cancel_work_sync(&k->cq.comp_work);
+}
+
+static struct xiw_kcq *xiw_kcq_new(struct kunit *test, u32 num_cqe)
+{
+	struct xiw_kcq *k = kunit_kzalloc(test, sizeof(*k), GFP_KERNEL);
+	struct xiw_cqe *queue;
+
+	KUNIT_ASSERT_NOT_NULL(test, k);
+	queue = kunit_kzalloc(test, num_cqe * sizeof(*queue) +
+			      sizeof(struct xiw_cq_ctrl), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, queue);
+	xiw_cq_init(&k->cq, num_cqe, queue, true);
+	k->cq.base_cq.comp_handler = xiw_kcq_comp;
+	k->cq.base_cq.event_handler = xiw_kcq_event;
+	k->cq.base_cq.cq_context = k;
+	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, xiw_kcq_exit, k));
+	return k;
+}
+
+/* Let the CQ's work item run and deliver what it has. */
+static void xiw_kcq_settle(struct xiw_kcq *k)
+{
+	flush_work(&k->cq.comp_work);
+}
+
+static int xiw_kcq_poll(struct xiw_kcq *k, struct ib_wc *wc, int n)
+{
+	return xiw_poll_cq(&k->cq.base_cq, n, wc);
+}
+
+static void xiw_cq_overflow_drops_and_reports(struct kunit *test)
+{
+	struct xiw_kcq *k = xiw_kcq_new(test, 4);
+	struct ib_wc wc[8];
+	int i, n;
+
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, 0, xiw_cqe_add(&k->cq, 100 + i, XIW_OP_SEND,
+						     XIW_WC_SUCCESS, i, 0, NULL, false));
+	/* Full: the fifth and sixth are refused, counted, and reported. */
+	KUNIT_EXPECT_EQ(test, -ENOMEM, xiw_cqe_add(&k->cq, 104, XIW_OP_SEND,
+						   XIW_WC_SUCCESS, 0, 0, NULL, false));
+	KUNIT_EXPECT_EQ(test, -ENOMEM, xiw_cqe_add(&k->cq, 105, XIW_OP_SEND,
+						   XIW_WC_SUCCESS, 0, 0, NULL, false));
+	KUNIT_EXPECT_EQ(test, 2ULL, k->cq.overflow);
+	xiw_kcq_settle(k);
+	KUNIT_EXPECT_GE(test, k->err_events, 1);
+	KUNIT_EXPECT_EQ(test, 0, k->comp_calls);
+
+	/* What fitted comes out intact and in order. */
+	n = xiw_kcq_poll(k, wc, ARRAY_SIZE(wc));
+	KUNIT_ASSERT_EQ(test, 4, n);
+	for (i = 0; i < 4; i++) {
+		KUNIT_EXPECT_EQ(test, (u64)(100 + i), wc[i].wr_id);
+		KUNIT_EXPECT_EQ(test, (u32)i, wc[i].byte_len);
+		KUNIT_EXPECT_EQ(test, IB_WC_SUCCESS, wc[i].status);
+		KUNIT_EXPECT_EQ(test, IB_WC_SEND, wc[i].opcode);
+	}
+	KUNIT_EXPECT_EQ(test, 0, xiw_kcq_poll(k, wc, ARRAY_SIZE(wc)));
+
+	/* Drained, the ring takes entries again, across the wrap. */
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, 0, xiw_cqe_add(&k->cq, 200 + i, XIW_OP_RECEIVE,
+						     XIW_WC_WR_FLUSH_ERR, 0, 0, NULL, false));
+	n = xiw_kcq_poll(k, wc, 2);
+	KUNIT_ASSERT_EQ(test, 2, n);
+	KUNIT_EXPECT_EQ(test, 200ULL, wc[0].wr_id);
+	KUNIT_EXPECT_EQ(test, IB_WC_WR_FLUSH_ERR, wc[1].status);
+	KUNIT_EXPECT_EQ(test, IB_WC_RECV, wc[1].opcode);
+	n = xiw_kcq_poll(k, wc, 8);
+	KUNIT_ASSERT_EQ(test, 1, n);
+	KUNIT_EXPECT_EQ(test, 202ULL, wc[0].wr_id);
+}
+
+static void xiw_cq_one_entry_ring(struct kunit *test)
+{
+	struct xiw_kcq *k = xiw_kcq_new(test, 1);
+	struct ib_wc wc;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		KUNIT_EXPECT_EQ(test, 0, xiw_cqe_add(&k->cq, i, XIW_OP_WRITE,
+						     XIW_WC_SUCCESS, 0, 0, NULL, false));
+		KUNIT_EXPECT_EQ(test, -ENOMEM, xiw_cqe_add(&k->cq, 99, XIW_OP_WRITE,
+							   XIW_WC_SUCCESS, 0, 0, NULL, false));
+		KUNIT_ASSERT_EQ(test, 1, xiw_kcq_poll(k, &wc, 1));
+		KUNIT_EXPECT_EQ(test, (u64)i, wc.wr_id);
+	}
+	KUNIT_EXPECT_EQ(test, 5ULL, k->cq.overflow);
+}
+
+static void xiw_cq_notify_next_and_solicited(struct kunit *test)
+{
+	struct xiw_kcq *k = xiw_kcq_new(test, 8);
+	struct ib_cq *cq = &k->cq.base_cq;
+	struct ib_wc wc[8];
+
+	/* Not armed: completions are silent. */
+	xiw_cqe_add(&k->cq, 1, XIW_OP_SEND, XIW_WC_SUCCESS, 0, 0, NULL, true);
+	xiw_kcq_settle(k);
+	KUNIT_EXPECT_EQ(test, 0, k->comp_calls);
+
+	/* Armed with a CQE waiting: REPORT_MISSED_EVENTS says so. */
+	KUNIT_EXPECT_EQ(test, 1, xiw_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+						   IB_CQ_REPORT_MISSED_EVENTS));
+	KUNIT_EXPECT_EQ(test, 1, xiw_kcq_poll(k, wc, 8));
+	KUNIT_EXPECT_EQ(test, 0, xiw_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+						   IB_CQ_REPORT_MISSED_EVENTS));
+
+	/* NEXT_COMP: one call for the next CQE, then disarmed. */
+	xiw_cqe_add(&k->cq, 2, XIW_OP_SEND, XIW_WC_SUCCESS, 0, 0, NULL, false);
+	xiw_kcq_settle(k);
+	KUNIT_EXPECT_EQ(test, 1, k->comp_calls);
+	xiw_cqe_add(&k->cq, 3, XIW_OP_SEND, XIW_WC_SUCCESS, 0, 0, NULL, false);
+	xiw_kcq_settle(k);
+	KUNIT_EXPECT_EQ(test, 1, k->comp_calls);
+
+	/* SOLICITED: an unsolicited CQE stays silent, a solicited one fires. */
+	KUNIT_EXPECT_EQ(test, 0, xiw_req_notify_cq(cq, IB_CQ_SOLICITED));
+	xiw_cqe_add(&k->cq, 4, XIW_OP_RECEIVE, XIW_WC_SUCCESS, 0, 0, NULL, false);
+	xiw_kcq_settle(k);
+	KUNIT_EXPECT_EQ(test, 1, k->comp_calls);
+	xiw_cqe_add(&k->cq, 5, XIW_OP_RECEIVE, XIW_WC_SUCCESS, 0, 0, NULL, true);
+	xiw_kcq_settle(k);
+	KUNIT_EXPECT_EQ(test, 2, k->comp_calls);
+	KUNIT_EXPECT_EQ(test, 4, xiw_kcq_poll(k, wc, 8));
+	KUNIT_EXPECT_EQ(test, 0, k->err_events);
+}
+
+static struct kunit_case xiw_cq_cases[] = {
+	KUNIT_CASE(xiw_cq_overflow_drops_and_reports),
+	KUNIT_CASE(xiw_cq_one_entry_ring),
+	KUNIT_CASE(xiw_cq_notify_next_and_solicited),
+	{}
+};
+
+static struct kunit_suite xiw_cq_suite = {
+	.name = "xiw_cq",
+	.test_cases = xiw_cq_cases,
+};
+
+/* ---- the QP state machine behind a fake transport ---------------------- */
+
+struct xiw_kqp {
+	struct xiw_qp qp;
+	struct xiw_kcq *scq;
+	struct xiw_kcq *rcq;
+	int kicks;
+	int flushes;
+	int flush_seen_cqes;	/* CQEs already in the send CQ at flush time */
+	int changes;
+	enum xiw_qp_state last_old;
+	enum xiw_qp_state last_new;
+};
+
+static struct xiw_kqp *xiw_kqp_of(struct xiw_qp *qp)
+{
+	return container_of(qp, struct xiw_kqp, qp);
+}
+
+static void xiw_fake_sq_kick(struct xiw_qp *qp)
+{
+	xiw_kqp_of(qp)->kicks++;
+}
+
+static void xiw_fake_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
+				  enum xiw_qp_state new)
+{
+	struct xiw_kqp *k = xiw_kqp_of(qp);
+
+	k->changes++;
+	k->last_old = old;
+	k->last_new = new;
+}
+
+static void xiw_fake_flush(struct xiw_qp *qp)
+{
+	struct xiw_kqp *k = xiw_kqp_of(qp);
+
+	k->flushes++;
+	k->flush_seen_cqes = k->scq->cq.cq_put;
+}
+
+static const struct xiw_qp_transport_ops xiw_fake_tops = {
+	.sq_kick = xiw_fake_sq_kick,
+	.state_change = xiw_fake_state_change,
+	.flush = xiw_fake_flush,
+};
+
+#define XIW_KQP_DEPTH	4
+
+static struct xiw_kqp *xiw_kqp_new(struct kunit *test)
+{
+	struct xiw_kqp *k = kunit_kzalloc(test, sizeof(*k), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, k);
+	k->scq = xiw_kcq_new(test, 16);
+	k->rcq = xiw_kcq_new(test, 16);
+	spin_lock_init(&k->qp.state_lock);
+	spin_lock_init(&k->qp.sq_lock);
+	spin_lock_init(&k->qp.rq_lock);
+	k->qp.state = XIW_QP_IDLE;
+	k->qp.kernel_verbs = true;
+	k->qp.scq = &k->scq->cq;
+	k->qp.rcq = &k->rcq->cq;
+	k->qp.num_sqe = XIW_KQP_DEPTH;
+	k->qp.num_rqe = XIW_KQP_DEPTH;
+	k->qp.max_recv_sge = 1;
+	k->qp.sendq = kunit_kcalloc(test, XIW_KQP_DEPTH, sizeof(struct xiw_ksqe),
+				    GFP_KERNEL);
+	k->qp.recvq = kunit_kcalloc(test, XIW_KQP_DEPTH, sizeof(struct xiw_krqe),
+				    GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, k->qp.sendq);
+	KUNIT_ASSERT_NOT_NULL(test, k->qp.recvq);
+	return k;
+}
+
+/* Post straight into the kernel rings, as post_send/post_recv would. */
+static void xiw_kqp_post_send(struct xiw_kqp *k, u64 id, u16 flags)
+{
+	struct xiw_ksqe *sqe = &((struct xiw_ksqe *)k->qp.sendq)
+				[k->qp.sq_put % k->qp.num_sqe];
+
+	sqe->id = id;
+	sqe->opcode = XIW_OP_SEND;
+	smp_store_release(&sqe->flags, flags | XIW_WQE_VALID);
+	k->qp.sq_put++;
+}
+
+static void xiw_kqp_post_recv(struct xiw_kqp *k, u64 id)
+{
+	struct xiw_krqe *rqe = &((struct xiw_krqe *)k->qp.recvq)
+				[k->qp.rq_put % k->qp.num_rqe];
+
+	rqe->id = id;
+	rqe->opcode = XIW_OP_RECEIVE;
+	smp_store_release(&rqe->flags, XIW_WQE_VALID);
+	k->qp.rq_put++;
+}
+
+/*
+ * The iWARP QP states (RFC 5040 sec 6.2 and the verbs that drive them),
+ * written out here independently of the driver's table: what may follow
+ * each state.  RTS is only entered with a transport attached.
+ */
+static const char *const xiw_expected_moves[XIW_QP_NUM_STATES] = {
+	[XIW_QP_IDLE] = "IDLE RTS ERROR",
+	[XIW_QP_RTS] = "RTS CLOSING TERMINATE ERROR",
+	[XIW_QP_CLOSING] = "CLOSING IDLE ERROR",
+	[XIW_QP_TERMINATE] = "TERMINATE ERROR",
+	[XIW_QP_ERROR] = "ERROR IDLE",
+};
+
+static bool xiw_move_expected(enum xiw_qp_state from, enum xiw_qp_state to)
+{
+	const char *list = xiw_expected_moves[from];
+	const char *name = xiw_qp_state_name(to);
+	size_t n = strlen(name);
+
+	while (*list) {
+		if (!strncmp(list, name, n) && (list[n] == ' ' || !list[n]))
+			return true;
+		list = strchrnul(list, ' ');
+		if (*list)
+			list++;
+	}
+	return false;
+}
+
+static void xiw_qp_every_transition(struct kunit *test)
+{
+	int from, to;
+
+	for (from = 0; from < XIW_QP_NUM_STATES; from++) {
+		for (to = 0; to < XIW_QP_NUM_STATES; to++) {
+			struct xiw_kqp *k = xiw_kqp_new(test);
+			bool ok = xiw_move_expected(from, to);
+			int rv;
+
+			k->qp.state = from;
+			k->qp.tops = &xiw_fake_tops;
+			rv = xiw_qp_modify(&k->qp, to);
+			KUNIT_EXPECT_EQ_MSG(test, rv, ok ? 0 : -EINVAL, "%s -> %s",
+					    xiw_qp_state_name(from),
+					    xiw_qp_state_name(to));
+			KUNIT_EXPECT_EQ_MSG(test, (int)k->qp.state, ok ? to : from,
+					    "%s -> %s", xiw_qp_state_name(from),
+					    xiw_qp_state_name(to));
+			/* Hooks run for real changes only, never for refusals. */
+			KUNIT_EXPECT_EQ_MSG(test, k->flushes,
+					    ok && to == XIW_QP_ERROR && from != to,
+					    "%s -> %s", xiw_qp_state_name(from),
+					    xiw_qp_state_name(to));
+			KUNIT_EXPECT_EQ_MSG(test, k->kicks,
+					    ok && to == XIW_QP_RTS && from != to,
+					    "%s -> %s", xiw_qp_state_name(from),
+					    xiw_qp_state_name(to));
+		}
+	}
+	KUNIT_EXPECT_STREQ(test, "?", xiw_qp_state_name(XIW_QP_NUM_STATES));
+	{
+		struct xiw_kqp *k = xiw_kqp_new(test);
+
+		KUNIT_EXPECT_EQ(test, -EINVAL, xiw_qp_modify(&k->qp, XIW_QP_NUM_STATES));
+		KUNIT_EXPECT_EQ(test, (int)XIW_QP_IDLE, (int)k->qp.state);
+	}
+}
+
+static void xiw_qp_rts_needs_a_transport(struct kunit *test)
+{
+	struct xiw_kqp *k = xiw_kqp_new(test);
+
+	KUNIT_EXPECT_EQ(test, -EINVAL, xiw_qp_modify(&k->qp, XIW_QP_RTS));
+	KUNIT_EXPECT_EQ(test, (int)XIW_QP_IDLE, (int)k->qp.state);
+
+	KUNIT_EXPECT_EQ(test, -EINVAL, xiw_qp_connect(&k->qp, &xiw_fake_tops, NULL,
+						      XIW_MAX_ORD_QP + 1, 1));
+	KUNIT_EXPECT_EQ(test, -EINVAL, xiw_qp_connect(&k->qp, &xiw_fake_tops, NULL,
+						      1, XIW_MAX_IRD_QP + 1));
+	KUNIT_EXPECT_EQ(test, -EINVAL, xiw_qp_connect(&k->qp, NULL, NULL, 1, 1));
+	KUNIT_EXPECT_NULL(test, k->qp.tops);
+
+	KUNIT_EXPECT_EQ(test, 0, xiw_qp_connect(&k->qp, &xiw_fake_tops, k, 16, 8));
+	KUNIT_EXPECT_EQ(test, (int)XIW_QP_RTS, (int)k->qp.state);
+	KUNIT_EXPECT_EQ(test, 1, k->kicks);
+	KUNIT_EXPECT_EQ(test, 16U, k->qp.ord);
+	KUNIT_EXPECT_EQ(test, 8U, k->qp.ird);
+	KUNIT_EXPECT_PTR_EQ(test, (void *)k, k->qp.tctx);
+	/* Not IDLE any more: a second connect is refused, nothing changes. */
+	KUNIT_EXPECT_EQ(test, -EINVAL, xiw_qp_connect(&k->qp, &xiw_fake_tops, NULL, 1, 1));
+	KUNIT_EXPECT_PTR_EQ(test, (void *)k, k->qp.tctx);
+
+	/* Back in IDLE with the transport still attached: -EBUSY. */
+	KUNIT_EXPECT_EQ(test, 0, xiw_qp_modify(&k->qp, XIW_QP_CLOSING));
+	KUNIT_EXPECT_EQ(test, 0, xiw_qp_modify(&k->qp, XIW_QP_IDLE));
+	KUNIT_EXPECT_EQ(test, -EBUSY, xiw_qp_connect(&k->qp, &xiw_fake_tops, NULL, 1, 1));
+	KUNIT_EXPECT_EQ(test, 2, k->changes);
+	KUNIT_EXPECT_EQ(test, (int)XIW_QP_CLOSING, (int)k->last_old);
+	KUNIT_EXPECT_EQ(test, (int)XIW_QP_IDLE, (int)k->last_new);
+}
+
+static void xiw_qp_error_flushes_in_order(struct kunit *test)
+{
+	struct xiw_kqp *k = xiw_kqp_new(test);
+	struct ib_wc wc[16];
+	int n, i;
+
+	KUNIT_ASSERT_EQ(test, 0, xiw_qp_connect(&k->qp, &xiw_fake_tops, NULL, 4, 4));
+	xiw_kqp_post_send(k, 11, XIW_WQE_SIGNALLED);
+	xiw_kqp_post_send(k, 12, 0);		/* unsignalled: flushed all the same */
+	xiw_kqp_post_send(k, 13, XIW_WQE_SIGNALLED);
+	xiw_kqp_post_recv(k, 21);
+	xiw_kqp_post_recv(k, 22);
+
+	KUNIT_ASSERT_EQ(test, 0, xiw_qp_modify(&k->qp, XIW_QP_TERMINATE));
+	KUNIT_EXPECT_EQ(test, 0, k->flushes);
+	KUNIT_ASSERT_EQ(test, 0, xiw_qp_modify(&k->qp, XIW_QP_ERROR));
+	KUNIT_EXPECT_EQ(test, 1, k->flushes);
+	/* The transport flushes what it holds before the rings are. */
+	KUNIT_EXPECT_EQ(test, 0, k->flush_seen_cqes);
+	KUNIT_EXPECT_EQ(test, (int)XIW_QP_TERMINATE, (int)k->last_old);
+	KUNIT_EXPECT_EQ(test, (int)XIW_QP_ERROR, (int)k->last_new);
+
+	n = xiw_kcq_poll(k->scq, wc, ARRAY_SIZE(wc));
+	KUNIT_ASSERT_EQ(test, 3, n);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ(test, (u64)(11 + i), wc[i].wr_id);
+		KUNIT_EXPECT_EQ(test, IB_WC_WR_FLUSH_ERR, wc[i].status);
+	}
+	n = xiw_kcq_poll(k->rcq, wc, ARRAY_SIZE(wc));
+	KUNIT_ASSERT_EQ(test, 2, n);
+	KUNIT_EXPECT_EQ(test, 21ULL, wc[0].wr_id);
+	KUNIT_EXPECT_EQ(test, 22ULL, wc[1].wr_id);
+	KUNIT_EXPECT_EQ(test, IB_WC_WR_FLUSH_ERR, wc[1].status);
+	KUNIT_EXPECT_EQ(test, IB_WC_RECV, wc[1].opcode);
+	KUNIT_EXPECT_EQ(test, 5LL, atomic64_read(&k->qp.stats.flushed));
+
+	/* ERROR again: nothing left, no new completions; then reset. */
+	KUNIT_EXPECT_EQ(test, 0, xiw_qp_modify(&k->qp, XIW_QP_ERROR));
+	KUNIT_EXPECT_EQ(test, 0, xiw_kcq_poll(k->scq, wc, ARRAY_SIZE(wc)));
+	KUNIT_EXPECT_EQ(test, 0, xiw_qp_modify(&k->qp, XIW_QP_IDLE));
+	KUNIT_EXPECT_EQ(test, -EINVAL, xiw_qp_modify(&k->qp, XIW_QP_TERMINATE));
+}
+
+static void xiw_qp_error_with_full_cq(struct kunit *test)
+{
+	struct xiw_kqp *k = xiw_kqp_new(test);
+	struct xiw_kcq *tiny = xiw_kcq_new(test, 2);
+	struct ib_wc wc[8];
+
+	k->qp.scq = &tiny->cq;
+	k->qp.state = XIW_QP_RTS;
+	k->qp.tops = &xiw_fake_tops;
+	xiw_kqp_post_send(k, 1, XIW_WQE_SIGNALLED);
+	xiw_kqp_post_send(k, 2, XIW_WQE_SIGNALLED);
+	xiw_kqp_post_send(k, 3, XIW_WQE_SIGNALLED);
+	/* Three flushes into two slots: the third is dropped and reported. */
+	KUNIT_EXPECT_EQ(test, 0, xiw_qp_modify(&k->qp, XIW_QP_ERROR));
+	xiw_kcq_settle(tiny);
+	KUNIT_EXPECT_EQ(test, 1ULL, tiny->cq.overflow);
+	KUNIT_EXPECT_GE(test, tiny->err_events, 1);
+	KUNIT_EXPECT_EQ(test, 2, xiw_kcq_poll(tiny, wc, 8));
+	KUNIT_EXPECT_EQ(test, 1ULL, wc[0].wr_id);
+	KUNIT_EXPECT_EQ(test, 2ULL, wc[1].wr_id);
+	/* The ring itself was drained: nothing stays posted. */
+	KUNIT_EXPECT_EQ(test, k->qp.sq_put, k->qp.sq_get);
+}
+
+static struct kunit_case xiw_qp_state_cases[] = {
+	KUNIT_CASE(xiw_qp_every_transition),
+	KUNIT_CASE(xiw_qp_rts_needs_a_transport),
+	KUNIT_CASE(xiw_qp_error_flushes_in_order),
+	KUNIT_CASE(xiw_qp_error_with_full_cq),
+	{}
+};
+
+static struct kunit_suite xiw_qp_state_suite = {
+	.name = "xiw_qp_state",
+	.test_cases = xiw_qp_state_cases,
+};
+
+/* ---- STag, PD and access checks ---------------------------------------- */
+
+struct xiw_mr_check_case {
+	const char *desc;
+	bool valid;
+	bool other_pd;
+	enum xiw_mr_kind kind;
+	int mr_access;
+	int want_access;
+	u64 addr;
+	u64 len;
+	enum xiw_access_result want;
+};
+
+#define XIW_MR_VA	0x10000ULL
+#define XIW_MR_LEN	0x2000ULL
+#define XIW_RW		(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
+			 IB_ACCESS_REMOTE_WRITE)
+
+static const struct xiw_mr_check_case xiw_mr_check_cases[] = {
+	{ "local read of the whole region", true, false, XIW_MR_USER, XIW_RW, 0,
+	  XIW_MR_VA, XIW_MR_LEN, XIW_ACC_OK },
+	{ "remote write, right granted", true, false, XIW_MR_USER, XIW_RW,
+	  IB_ACCESS_REMOTE_WRITE, XIW_MR_VA + 8, 8, XIW_ACC_OK },
+	{ "remote write, read-only MR", true, false, XIW_MR_USER,
+	  IB_ACCESS_REMOTE_READ, IB_ACCESS_REMOTE_WRITE, XIW_MR_VA, 8, XIW_ACC_RIGHTS },
+	{ "remote read, local-write-only MR", true, false, XIW_MR_USER,
+	  IB_ACCESS_LOCAL_WRITE, IB_ACCESS_REMOTE_READ, XIW_MR_VA, 8, XIW_ACC_RIGHTS },
+	{ "remote atomic without the right", true, false, XIW_MR_USER, XIW_RW,
+	  IB_ACCESS_REMOTE_ATOMIC, XIW_MR_VA, 8, XIW_ACC_RIGHTS },
+	{ "QP of another PD", true, true, XIW_MR_USER, XIW_RW, 0,
+	  XIW_MR_VA, 8, XIW_ACC_PD_MISMATCH },
+	{ "invalidated STag", false, false, XIW_MR_USER, XIW_RW, 0,
+	  XIW_MR_VA, 8, XIW_ACC_INVALIDATED },
+	{ "invalidated beats wrong PD", false, true, XIW_MR_USER, XIW_RW, 0,
+	  XIW_MR_VA, 8, XIW_ACC_INVALIDATED },
+	{ "one octet below the region", true, false, XIW_MR_USER, XIW_RW, 0,
+	  XIW_MR_VA - 1, 2, XIW_ACC_BOUNDS },
+	{ "one octet past the region", true, false, XIW_MR_USER, XIW_RW, 0,
+	  XIW_MR_VA + XIW_MR_LEN - 4, 5, XIW_ACC_BOUNDS },
+	{ "zero octets at the very end", true, false, XIW_MR_USER, XIW_RW, 0,
+	  XIW_MR_VA + XIW_MR_LEN, 0, XIW_ACC_OK },
+	{ "address + length wraps around", true, false, XIW_MR_USER, XIW_RW, 0,
+	  XIW_MR_VA + 16, U64_MAX - 8, XIW_ACC_BOUNDS },
+	{ "fast-reg MR bounds", true, false, XIW_MR_FAST, XIW_RW,
+	  IB_ACCESS_REMOTE_READ, XIW_MR_VA + XIW_MR_LEN, 1, XIW_ACC_BOUNDS },
+	{ "DMA MR: any address", true, false, XIW_MR_DMA, XIW_RW, 0,
+	  0xffff888000000000ULL, 4096, XIW_ACC_OK },
+	{ "DMA MR: wrap still refused", true, false, XIW_MR_DMA, XIW_RW, 0,
+	  U64_MAX - 1, 4, XIW_ACC_BOUNDS },
+	{ "DMA MR: rights still checked", true, false, XIW_MR_DMA,
+	  IB_ACCESS_LOCAL_WRITE, IB_ACCESS_REMOTE_WRITE, 0x1000, 4, XIW_ACC_RIGHTS },
+};
+
+static void xiw_mr_check_case_desc(const struct xiw_mr_check_case *c, char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(xiw_mr_check, xiw_mr_check_cases, xiw_mr_check_case_desc);
+
+static void xiw_mr_check_table(struct kunit *test)
+{
+	const struct xiw_mr_check_case *c = test->param_value;
+	struct ib_pd *pd = kunit_kzalloc(test, sizeof(*pd), GFP_KERNEL);
+	struct ib_pd *other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+	struct xiw_mr *mr = kunit_kzalloc(test, sizeof(*mr), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, pd);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	KUNIT_ASSERT_NOT_NULL(test, mr);
+	mr->pd = pd;
+	mr->kind = c->kind;
+	mr->valid = c->valid;
+	mr->access = c->mr_access;
+	mr->va = XIW_MR_VA;
+	mr->length = XIW_MR_LEN;
+	KUNIT_EXPECT_EQ(test, (int)c->want,
+			(int)xiw_mr_check(mr, c->other_pd ? other : pd,
+					  c->want_access, c->addr, c->len));
+}
+
+static struct kunit_case xiw_mr_cases[] = {
+	KUNIT_CASE_PARAM(xiw_mr_check_table, xiw_mr_check_gen_params),
+	{}
+};
+
+static struct kunit_suite xiw_mr_suite = {
+	.name = "xiw_mr_access",
+	.test_cases = xiw_mr_cases,
+};
+
+kunit_test_suites(&xiw_cq_suite, &xiw_qp_state_suite, &xiw_mr_suite);
