@@ -490,7 +490,10 @@ uint32_t CrcHybridT(uint32_t crc, uint8_t *d, const uint8_t *s, size_t len)
 	const __m128i k128 = _mm_set_epi64x((long long)FoldHi(128), (long long)FoldLo(128));
 	const size_t blen = kHybB * steps;
 	const uint8_t *b1 = s + kHybA * steps, *b2 = b1 + blen, *b3 = b2 + blen;
-	uint8_t *db1 = d + kHybA * steps, *db2 = db1 + blen, *db3 = db2 + blen;
+	/* Destinations only when copying: no arithmetic on a null @d. */
+	uint8_t *db1 = kCopy ? d + kHybA * steps : nullptr;
+	uint8_t *db2 = kCopy ? db1 + blen : nullptr;
+	uint8_t *db3 = kCopy ? db2 + blen : nullptr;
 	uint64_t r1 = 0, r2 = 0, r3 = 0;
 	alignas(64) uint8_t lanes[64];
 	__m512i acc[kHybAcc];
