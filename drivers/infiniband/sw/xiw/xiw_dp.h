@@ -177,6 +177,12 @@ void xiw_qp_tx_work(struct work_struct *work);
 void xiw_qp_tx_flush(struct xiw_conn *conn);
 
 /* xiw_qp_rx.c */
+#if IS_ENABLED(CONFIG_KUNIT)
+/* static unless KUnit is built: the skb suite walks real skb chains */
+size_t xiw_skb_walk(struct sk_buff *skb, unsigned int off, size_t len,
+		    bool (*fn)(void *priv, const u8 *p, unsigned int n),
+		    void *priv);
+#endif
 int xiw_qp_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
 		    unsigned int off, size_t len);
 void xiw_qp_rx_flush(struct xiw_conn *conn);

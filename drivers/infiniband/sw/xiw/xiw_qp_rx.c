@@ -15,6 +15,7 @@
 
 #include <linux/skbuff.h>
 #include <net/tcp.h>
+#include <kunit/visibility.h>
 
 #include "xiw.h"
 #include "xiw_dp.h"
@@ -475,6 +476,54 @@ static void xiw_rx_feed(struct xiw_conn *conn, const u8 *p, size_t len)
 }
 
 /**
+ * xiw_skb_walk - hand a byte range of an skb to a consumer, piece by piece
+ * @skb: the skb: linear part, page fragments and frag_list, in any mix
+ * @off: first octet, relative to @skb->data
+ * @len: number of octets
+ * @fn: called with each contiguous piece in stream order; returns false
+ *	to stop the walk after that piece
+ * @priv: passed to @fn
+ *
+ * Return: octets handed to @fn, @len unless @fn stopped the walk.
+ */
+VISIBLE_IF_KUNIT size_t xiw_skb_walk(struct sk_buff *skb, unsigned int off,
+				     size_t len,
+				     bool (*fn)(void *priv, const u8 *p,
+						unsigned int n),
+				     void *priv)
+{
+	struct skb_seq_state st;
+	unsigned int done = 0, n;
+	const u8 *data;
+
+	skb_prepare_seq_read(skb, off, off + len, &st);
+	while ((n = skb_seq_read(done, &data, &st)) != 0) {
+		/*
+		 * skb_seq_read() hands out whole blocks: the last one can
+		 * run past the end of the range (tcp_read_sock() passes a
+		 * shorter range ahead of urgent data, for one).
+		 */
+		if (n > len - done)
+			n = len - done;
+		done += n;
+		if (!fn(priv, data, n) || done == len) {
+			skb_abort_seq_read(&st);
+			break;
+		}
+	}
+	return done;
+}
+EXPORT_SYMBOL_IF_KUNIT(xiw_skb_walk);
+
+static bool xiw_rx_feed_piece(void *priv, const u8 *p, unsigned int n)
+{
+	struct xiw_conn *conn = priv;
+
+	xiw_rx_feed(conn, p, n);
+	return !test_bit(XIW_CONN_RX_DEAD, &conn->flags);
+}
+
+/**
  * xiw_qp_rx_actor - tcp_read_sock() actor of a connected QP
  * @rd: read descriptor, arg.data is the connection
  * @skb: the skb
@@ -487,21 +536,9 @@ int xiw_qp_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
 		    unsigned int off, size_t len)
 {
 	struct xiw_conn *conn = rd->arg.data;
-	struct skb_seq_state st;
-	unsigned int done = 0, n;
-	const u8 *data;
 
-	if (test_bit(XIW_CONN_RX_DEAD, &conn->flags))
-		return len;
-	skb_prepare_seq_read(skb, off, off + len, &st);
-	while ((n = skb_seq_read(done, &data, &st)) != 0) {
-		xiw_rx_feed(conn, data, n);
-		done += n;
-		if (test_bit(XIW_CONN_RX_DEAD, &conn->flags)) {
-			skb_abort_seq_read(&st);
-			break;
-		}
-	}
+	if (!test_bit(XIW_CONN_RX_DEAD, &conn->flags))
+		xiw_skb_walk(skb, off, len, xiw_rx_feed_piece, conn);
 	return len;
 }
 
