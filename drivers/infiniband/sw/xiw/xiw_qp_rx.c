@@ -391,9 +391,23 @@ static enum xiw_proto_err xiw_rx_read_resp_end(struct xiw_conn *conn)
 		complete = !done.rtr;
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
-	if (complete)
-		xiw_sqe_complete(conn->qp, &done.sqe, done.received,
-				 XIW_WC_SUCCESS);
+	if (complete) {
+		enum xiw_wc_status st = XIW_WC_SUCCESS;
+
+		/*
+		 * RDMA Read with local invalidate (rdma_rw's iWARP reads):
+		 * the sink STag is invalid once the data is in, before the
+		 * consumer sees the completion.
+		 */
+		if (done.sqe.opcode == XIW_OP_READ_LOCAL_INV &&
+		    done.sqe.num_sge &&
+		    xiw_mr_invalidate(conn->qp->xdev, conn->qp->base_qp.pd,
+				      done.sqe.sge[0].lkey) != XIW_ACC_OK)
+			st = XIW_WC_LOC_PROT_ERR;
+		xiw_sqe_complete(conn->qp, &done.sqe, done.received, st);
+		if (st != XIW_WC_SUCCESS)
+			xiw_qp_modify(conn->qp, XIW_QP_ERROR);
+	}
 	if (h->last)
 		xiw_conn_kick_tx(conn);	/* a fenced or ORQ-bound READ */
 	return XIW_OK;

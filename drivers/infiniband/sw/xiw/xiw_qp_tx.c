@@ -324,6 +324,7 @@ static bool xiw_tx_next_sqe(struct xiw_conn *conn)
 		case XIW_OP_WRITE:
 			return true;
 		case XIW_OP_READ:
+		case XIW_OP_READ_LOCAL_INV:
 			if (sqe->num_sge > XIW_MAX_SGE_RD) {
 				xiw_tx_sqe_fail(conn, XIW_WC_LOC_QP_OP_ERR);
 				return false;
@@ -352,7 +353,7 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	int rv;
 
 	*built = false;
-	if (sqe->opcode == XIW_OP_READ) {
+	if (sqe->opcode == XIW_OP_READ || sqe->opcode == XIW_OP_READ_LOCAL_INV) {
 		struct xiw_orq_entry *e;
 
 		spin_lock_irqsave(&conn->lock, flags);
