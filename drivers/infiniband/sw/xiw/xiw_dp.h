@@ -12,6 +12,8 @@
 
 #include "xiw.h"
 #include "xiw_conn.h"
+#include <linux/mutex.h>
+
 #include "xiw_mem.h"
 #include "xiw_proto.h"
 
@@ -80,6 +82,9 @@ struct xiw_rx_untagged {
  * @flags: XIW_CONN_* bits
  * @tx_cpu: CPU @tx_work runs on
  * @tx_work: transmit engine (xiw_qp_tx.c)
+ * @tx_mutex: held while the transmit engine runs, by @tx_work or by the
+ *	doorbell of a user QP running it in the caller's context; guards the
+ *	transmit state below
  * @close_work: teardown, ends in @cm_ops->llp_close
  *
  * @lock: guards @orq*, @irq*, @term_*, @rtr_*, the ownership of @tx_sqe
@@ -99,7 +104,7 @@ struct xiw_rx_untagged {
  * @rtr_tx: P2P RTR still to be sent (initiator)
  * @rtr_rx: waiting for the initiator's RTR (responder); transmit holds
  *
- * Transmit state, used by @tx_work only:
+ * Transmit state, used by the transmit engine under @tx_mutex only:
  * @tx: FPDU framing state
  * @tx_buf: the FPDU being handed to TCP
  * @tx_len: octets in @tx_buf
@@ -133,6 +138,7 @@ struct xiw_conn {
 	unsigned long flags;
 	int tx_cpu;
 	struct work_struct tx_work;
+	struct mutex tx_mutex;
 	struct work_struct close_work;
 
 	spinlock_t lock;
@@ -174,6 +180,7 @@ void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
 
 /* xiw_qp_tx.c */
 void xiw_qp_tx_work(struct work_struct *work);
+void xiw_qp_tx_run(struct xiw_conn *conn);
 void xiw_qp_tx_flush(struct xiw_conn *conn);
 
 /* xiw_qp_rx.c */

@@ -470,15 +470,20 @@ static int xiw_tx_build(struct xiw_conn *conn, bool *built)
 }
 
 /**
- * xiw_qp_tx_work - the transmit engine of one connected QP
- * @work: &xiw_conn.tx_work
+ * xiw_qp_tx_run - the transmit engine of one connected QP
+ * @conn: the connection; the caller holds @conn->tx_mutex
+ *
+ * Builds and sends FPDUs until there is nothing to send, the socket is
+ * full (write_space kicks the worker again) or the budget is spent (the
+ * worker is kicked to go on).  Process context.
  */
-void xiw_qp_tx_work(struct work_struct *work)
+void xiw_qp_tx_run(struct xiw_conn *conn)
 {
-	struct xiw_conn *conn = container_of(work, struct xiw_conn, tx_work);
 	int budget = XIW_TX_BUDGET;
 	bool built, sent_term;
 	int rv;
+
+	lockdep_assert_held(&conn->tx_mutex);
 
 	while (!test_bit(XIW_CONN_TX_DEAD, &conn->flags)) {
 		if (conn->tx_len) {
@@ -515,6 +520,19 @@ void xiw_qp_tx_work(struct work_struct *work)
 			return;
 		}
 	}
+}
+
+/**
+ * xiw_qp_tx_work - the worker that runs the transmit engine
+ * @work: &xiw_conn.tx_work
+ */
+void xiw_qp_tx_work(struct work_struct *work)
+{
+	struct xiw_conn *conn = container_of(work, struct xiw_conn, tx_work);
+
+	mutex_lock(&conn->tx_mutex);
+	xiw_qp_tx_run(conn);
+	mutex_unlock(&conn->tx_mutex);
 }
 
 /**
