@@ -11,7 +11,7 @@ DRV := drivers/infiniband/sw/xiw
 USERSPACE_BUILD := build/userspace
 
 .PHONY: all module modules clean install unit userspace vm vm-debug check demo \
-	bench fuzz help
+	bench bench-proto fuzz help
 
 all: module
 
@@ -24,7 +24,8 @@ help:
 	@echo 'make vm-debug          KUnit and selftests on the self-built debug kernel'
 	@echo 'make check             everything CI runs'
 	@echo 'make demo              boot a VM, create xiw devices, show them'
-	@echo 'make bench             benchmarks (BENCH_ARGS= passes Google Benchmark flags)'
+	@echo 'make bench             xiw vs siw vs TCP in a VM, plus the protocol core (report in bench/results/)'
+	@echo 'make bench-proto       the protocol core microbenchmarks (BENCH_ARGS= passes Google Benchmark flags)'
 	@echo 'make fuzz              every fuzzer for FUZZ_SECONDS (default 60) each'
 
 # Out-of-tree build against KDIR, in place.
@@ -60,8 +61,13 @@ check:
 demo:
 	tests/vm/demo
 
-# The protocol core's microbenchmarks (ratios to memcpy at the end).
-bench: userspace
+# xiw vs siw vs raw TCP in one 6.12 VM run, with the protocol core's
+# microbenchmarks, into bench/results/ (tests/vm/bench).
+bench:
+	KVER=$(KVER) tests/vm/bench
+
+# The protocol core's microbenchmarks alone (ratios to memcpy at the end).
+bench-proto: userspace
 	$(USERSPACE_BUILD)/bench/xiw-proto-bench $(BENCH_ARGS)
 
 FUZZ_SECONDS ?= 60

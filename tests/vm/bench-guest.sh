@@ -1,0 +1,249 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest half of `make bench` (tests/vm/bench): xiw against siw against raw
+# TCP on one veth pair between two network namespaces, in one VM run.
+#
+#   ns A: bna0 192.0.2.1/24  <-- veth -->  ns B: bnb0 192.0.2.2/24
+#
+# For each driver (xiw, then siw on the very same veths) it runs perftest
+# over RDMA CM (-R): ib_write_bw, ib_read_bw, ib_send_bw at several sizes,
+# ib_write_lat, ib_read_lat, ib_send_lat at 64 B, 4 KiB and 64 KiB, and
+# cmtime for the connection setup rate; then iperf3 (plain and -Z) for raw
+# TCP.  Every point runs BENCH_REPS times.  Output: one tab-separated line
+# per measurement on OUT:
+#   <driver> <test> <size> <rep> <metric> <value>
+# metrics: bw_MBps (MB/s, 10^6), mpps, lat_typ_us, lat_avg_us, conn_per_s,
+# and tcp_MBps for iperf3.  Failures are recorded as "fail" lines, never
+# silently dropped.
+set -uo pipefail
+
+out=$1
+reps=${BENCH_REPS:-3}
+A=192.0.2.1
+B=192.0.2.2
+NSA=bench-a
+NSB=bench-b
+BW_SIZES=${BENCH_BW_SIZES:-"64 4096 65536 1048576 8388608"}
+LAT_SIZES=${BENCH_LAT_SIZES:-"64 4096 65536"}
+: >"$out"
+
+log() { echo "bench: $*" >&2; }
+record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$out"; }
+
+modprobe veth
+modprobe rdma_ucm
+modprobe xiw
+modprobe siw || log "no siw module: siw points are recorded as failed"
+
+ip netns add $NSA
+ip netns add $NSB
+ip link add bna0 netns $NSA type veth peer name bnb0 netns $NSB
+ip -n $NSA addr add $A/24 dev bna0
+ip -n $NSB addr add $B/24 dev bnb0
+for ns in $NSA $NSB; do ip -n $ns link set lo up; done
+ip -n $NSA link set bna0 up
+ip -n $NSB link set bnb0 up
+
+# The servers listen on the wildcard address, and RDMA CM repeats such a
+# listen on every RDMA device.  siw opens each repeat in the namespace of
+# whoever triggers it, so with both devices present the server's listen
+# collides with itself.  Hence, for both drivers alike: the server's device
+# (bench_a) lives for the whole driver run, the client's (bench_b) is
+# created once the server listens (its repeat then opens in ns B) and
+# removed after each client run.
+dev_up() {	# NAME TYPE NS NETDEV
+	ip netns exec "$3" rdma link add "$1" type "$2" netdev "$4" || return 1
+	for _ in $(seq 100); do
+		[ -e "/sys/class/infiniband/$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+dev_down() {	# NAME
+	rdma link del "$1" 2>/dev/null
+	for _ in $(seq 100); do
+		[ ! -e "/sys/class/infiniband/$1" ] && return 0
+		sleep 0.1
+	done
+}
+
+drv=
+client_dev_up() { dev_up bench_b "$drv" $NSB bnb0; }
+
+listening() { ip netns exec $NSA ss -Hltn "sport = :$1" | grep -q .; }
+
+# Wait until the server process listens (perftest, iperf3 and cmtime all
+# open a TCP listener: xiw/siw's iw_cm listen, or iperf3's own).
+wait_listen() {
+	local port=$1 pid=$2
+	for _ in $(seq 300); do
+		listening "$port" && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# perf DRIVER TOOL SIZE REP ITERS: one perftest run; records its numbers.
+perf() {
+	local tool=$2 size=$3 rep=$4 iters=$5 port=$((18515 + RANDOM % 1000))
+	local srv so=/tmp/bench.srv cl=/tmp/bench.cl line
+	local -a common=(-R -d bench_a -p "$port" -s "$size" -n "$iters" -F)
+	ip netns exec $NSA timeout 120 "$tool" "${common[@]}" >"$so" 2>&1 &
+	srv=$!
+	if ! wait_listen "$port" "$srv"; then
+		record "$drv" "$tool" "$size" "$rep" fail "server did not listen"
+		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+		return
+	fi
+	common[2]=bench_b
+	if ! client_dev_up; then
+		record "$drv" "$tool" "$size" "$rep" fail "client device"
+		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+		return
+	fi
+	if ! ip netns exec $NSB timeout 120 "$tool" "${common[@]}" $A >"$cl" 2>&1; then
+		if dmesg | grep -q "bench_b: RDMA CMA: cma_listen_on_dev, error -98"; then
+			# perftest's server listens on the wildcard address;
+			# RDMA CM repeats that on bench_b, siw opens the repeat
+			# in the server's namespace and it collides there.
+			record "$drv" "$tool" "$size" "$rep" fail \
+				"wildcard listen repeated on the client device collides (EADDRINUSE)"
+		else
+			record "$drv" "$tool" "$size" "$rep" fail "client failed"
+		fi
+		sed 's/^/bench:   /' "$cl" | tail -n 5 >&2
+		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+		dev_down bench_b
+		return
+	fi
+	wait "$srv" 2>/dev/null
+	dev_down bench_b
+	# The data line: the first field is the size, the rest numbers.
+	line=$(awk -v s="$size" '$1 == s && NF >= 4 { print; exit }' "$cl")
+	if [ -z "$line" ]; then
+		record "$drv" "$tool" "$size" "$rep" fail "no result line"
+		return
+	fi
+	case $tool in
+	*_bw)
+		# bytes iterations BW_peak BW_average MsgRate
+		set -- $line
+		record "$drv" "$tool" "$size" "$rep" bw_MBps "$4"
+		record "$drv" "$tool" "$size" "$rep" mpps "$5"
+		;;
+	*_lat)
+		# bytes iterations t_min t_max t_typical t_avg t_stdev p99 p99.9
+		set -- $line
+		record "$drv" "$tool" "$size" "$rep" lat_typ_us "$5"
+		record "$drv" "$tool" "$size" "$rep" lat_avg_us "$6"
+		;;
+	esac
+}
+
+iters_for() {	# SIZE: iterations that keep one run short under TCG
+	if [ "$1" -ge 1048576 ]; then echo 20
+	elif [ "$1" -ge 65536 ]; then echo 200
+	else echo 1000
+	fi
+}
+
+# cmtime: N connections set up and torn down; connect rate from its
+# "connect" step total.
+conn_rate() {
+	local rep=$2 n=${BENCH_CONNS:-50} port=$((19515 + RANDOM % 1000)) srv total
+	ip netns exec $NSA timeout 180 cmtime -b $A -p "$port" -c "$n" >/tmp/bench.cm.srv 2>&1 &
+	srv=$!
+	if ! wait_listen "$port" "$srv"; then
+		record "$drv" cmtime "$n" "$rep" fail "server did not listen"
+		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+		return
+	fi
+	if ! client_dev_up; then
+		record "$drv" cmtime "$n" "$rep" fail "client device"
+		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+		return
+	fi
+	if ! ip netns exec $NSB timeout 180 cmtime -s $A -p "$port" -c "$n" >/tmp/bench.cm 2>&1; then
+		record "$drv" cmtime "$n" "$rep" fail "client failed"
+		tail -n 5 /tmp/bench.cm | sed 's/^/bench:   /' >&2
+		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+		dev_down bench_b
+		return
+	fi
+	wait "$srv" 2>/dev/null
+	dev_down bench_b
+	# A table of steps ("connect : <total> <max> <min> <per conn>"); its
+	# header says whether the total is in ms or us.
+	sed 's/^/bench:   cmtime: /' /tmp/bench.cm >&2
+	total=$(awk '/total/ { unit = ($0 ~ /total *\(?us/) ? 1e-6 : 1e-3 }
+		     tolower($1) == "connect" { for (i = 2; i <= NF; i++)
+			if ($i ~ /^[0-9.]+$/) { print $i * (unit ? unit : 1e-3); exit } }' /tmp/bench.cm)
+	if [ -z "$total" ] || [ "$(awk -v t="$total" 'BEGIN { print (t > 0) }')" != 1 ]; then
+		record "$drv" cmtime "$n" "$rep" fail "no connect line"
+		return
+	fi
+	record "$drv" cmtime "$n" "$rep" conn_per_s "$(awk -v n="$n" -v t="$total" 'BEGIN { printf "%.1f", n / t }')"
+}
+
+run_driver() {
+	local rep tool size
+	drv=$1
+	if ! dev_up bench_a "$drv" $NSA bna0; then
+		log "$drv: cannot create devices"
+		record "$drv" setup 0 0 fail "rdma link add failed"
+		dev_down bench_a
+		return
+	fi
+	for rep in $(seq "$reps"); do
+		for tool in ib_write_bw ib_read_bw ib_send_bw; do
+			for size in $BW_SIZES; do
+				log "$drv rep $rep: $tool $size"
+				perf "$drv" "$tool" "$size" "$rep" "$(iters_for "$size")"
+			done
+		done
+		for tool in ib_write_lat ib_read_lat ib_send_lat; do
+			for size in $LAT_SIZES; do
+				log "$drv rep $rep: $tool $size"
+				perf "$drv" "$tool" "$size" "$rep" 500
+			done
+		done
+		log "$drv rep $rep: cmtime"
+		conn_rate "$drv" "$rep"
+	done
+	dev_down bench_a
+}
+
+run_tcp() {
+	local rep z port=5201 srv bps
+	for rep in $(seq "$reps"); do
+		for z in "" -Z; do
+			ip netns exec $NSA iperf3 -s -1 -B $A -p $port >/dev/null 2>&1 &
+			srv=$!
+			wait_listen $port "$srv" || { record tcp "iperf3$z" 0 "$rep" fail "no server"; continue; }
+			log "tcp rep $rep: iperf3 $z"
+			bps=$(ip netns exec $NSB iperf3 -c $A -p $port -t "${BENCH_TCP_SECONDS:-5}" $z -J 2>/dev/null |
+				awk -F'[:,]' '/"sum_received"/ { f = 1 } f && /"bits_per_second"/ { print $2; exit }')
+			wait "$srv" 2>/dev/null
+			if [ -n "$bps" ]; then
+				record tcp "iperf3${z}" 0 "$rep" tcp_MBps "$(awk -v b="$bps" 'BEGIN { printf "%.1f", b / 8e6 }')"
+			else
+				record tcp "iperf3${z}" 0 "$rep" fail "no result"
+			fi
+		done
+	done
+}
+
+run_driver xiw
+if [ -d /sys/module/siw ]; then
+	run_driver siw
+else
+	record siw setup 0 0 fail "no siw module"
+fi
+run_tcp
+
+ip netns del $NSA
+ip netns del $NSB
+log "done: $(grep -c . "$out") lines, $(grep -c "	fail	" "$out") failures"
