@@ -209,6 +209,34 @@ inline __m128i Fold128(__m128i x, __m128i k, __m128i next)
 	return _mm_xor_si128(_mm_xor_si128(lo, hi), next);
 }
 
+// The end of every folding loop: the remaining whole 16-octet lanes folded
+// into @x, @x turned into a CRC register value, the last octets by crc32.
+template <bool kCopy>
+__attribute__((target("sse4.2,pclmul")))
+inline uint32_t Finish128(__m128i x, uint8_t *d, const uint8_t *s, size_t len)
+{
+	const __m128i k128 = _mm_set_epi64x((long long)FoldHi(128), (long long)FoldLo(128));
+	uint32_t crc;
+
+	while (len >= 16) {
+		__m128i n = _mm_loadu_si128((const __m128i *)s);
+
+		if (kCopy) {
+			_mm_storeu_si128((__m128i *)d, n);
+			d += 16;
+		}
+		x = Fold128(x, k128, n);
+		s += 16;
+		len -= 16;
+	}
+	crc = Lane128ToCrc(x);
+	if (kCopy) {
+		memcpy(d, s, len);
+		return CrcHwTail(crc, d, len);
+	}
+	return CrcHwTail(crc, s, len);
+}
+
 template <bool kCopy>
 __attribute__((target("sse4.2,pclmul")))
 uint32_t CrcPclmulT(uint32_t crc, uint8_t *d, const uint8_t *s, size_t len)
@@ -259,23 +287,7 @@ uint32_t CrcPclmulT(uint32_t crc, uint8_t *d, const uint8_t *s, size_t len)
 	x = Fold128(a0, k128, a1);
 	x = Fold128(x, k128, a2);
 	x = Fold128(x, k128, a3);
-	while (len >= 16) {
-		__m128i n = _mm_loadu_si128((const __m128i *)s);
-
-		if (kCopy) {
-			_mm_storeu_si128((__m128i *)d, n);
-			d += 16;
-		}
-		x = Fold128(x, k128, n);
-		s += 16;
-		len -= 16;
-	}
-	crc = Lane128ToCrc(x);
-	if (kCopy) {
-		memcpy(d, s, len);
-		return CrcHwTail(crc, d, len);
-	}
-	return CrcHwTail(crc, s, len);
+	return Finish128<kCopy>(x, d, s, len);
 }
 
 uint32_t CrcPclmul(uint32_t crc, const void *data, size_t len)
@@ -307,6 +319,23 @@ inline __m512i Bcast128(uint64_t lo, uint64_t hi)
 				(long long)hi, (long long)lo, (long long)hi, (long long)lo);
 }
 
+// The four 128-bit lanes of @v folded into one.  Through memory: gcc 12
+// warns about the undefined pass-through operand of the lane-extract
+// intrinsics.
+__attribute__((target(XIW_AVX512_TARGET)))
+inline __m128i FoldLanes(__m512i v)
+{
+	const __m128i k128 = _mm_set_epi64x((long long)FoldHi(128), (long long)FoldLo(128));
+	alignas(64) uint8_t lanes[64];
+	__m128i x;
+
+	_mm512_store_si512(lanes, v);
+	x = _mm_load_si128((const __m128i *)lanes);
+	x = Fold128(x, k128, _mm_load_si128((const __m128i *)(lanes + 16)));
+	x = Fold128(x, k128, _mm_load_si128((const __m128i *)(lanes + 32)));
+	return Fold128(x, k128, _mm_load_si128((const __m128i *)(lanes + 48)));
+}
+
 template <bool kCopy>
 __attribute__((target(XIW_AVX512_TARGET)))
 uint32_t CrcVpclmulT(uint32_t crc, uint8_t *d, const uint8_t *s, size_t len)
@@ -316,12 +345,10 @@ uint32_t CrcVpclmulT(uint32_t crc, uint8_t *d, const uint8_t *s, size_t len)
 
 	const __m512i k2048 = Bcast128(FoldLo(2048), FoldHi(2048));
 	const __m512i k512 = Bcast128(FoldLo(512), FoldHi(512));
-	const __m128i k128 = _mm_set_epi64x((long long)FoldHi(128), (long long)FoldLo(128));
 	__m512i a0 = _mm512_loadu_si512(s);
 	__m512i a1 = _mm512_loadu_si512(s + 64);
 	__m512i a2 = _mm512_loadu_si512(s + 128);
 	__m512i a3 = _mm512_loadu_si512(s + 192);
-	__m128i x;
 
 	if (kCopy) {
 		_mm512_storeu_si512(d, a0);
@@ -367,32 +394,7 @@ uint32_t CrcVpclmulT(uint32_t crc, uint8_t *d, const uint8_t *s, size_t len)
 		s += 64;
 		len -= 64;
 	}
-	// Four lanes to one. Through memory: gcc 12 warns about the undefined
-	// pass-through operand of the lane-extract intrinsics.
-	alignas(64) uint8_t lanes[64];
-
-	_mm512_store_si512(lanes, a3);
-	x = _mm_load_si128((const __m128i *)lanes);
-	x = Fold128(x, k128, _mm_load_si128((const __m128i *)(lanes + 16)));
-	x = Fold128(x, k128, _mm_load_si128((const __m128i *)(lanes + 32)));
-	x = Fold128(x, k128, _mm_load_si128((const __m128i *)(lanes + 48)));
-	while (len >= 16) {
-		__m128i n = _mm_loadu_si128((const __m128i *)s);
-
-		if (kCopy) {
-			_mm_storeu_si128((__m128i *)d, n);
-			d += 16;
-		}
-		x = Fold128(x, k128, n);
-		s += 16;
-		len -= 16;
-	}
-	crc = Lane128ToCrc(x);
-	if (kCopy) {
-		memcpy(d, s, len);
-		return CrcHwTail(crc, d, len);
-	}
-	return CrcHwTail(crc, s, len);
+	return Finish128<kCopy>(FoldLanes(a3), d, s, len);
 }
 
 // ---- Hybrid: VPCLMUL folding and three crc32 streams side by side ------
@@ -487,7 +489,6 @@ uint32_t CrcHybridT(uint32_t crc, uint8_t *d, const uint8_t *s, size_t len)
 
 	const __m512i kstep = Bcast128(FoldLo(8 * kHybA), FoldHi(8 * kHybA));
 	const __m512i k512 = Bcast128(FoldLo(512), FoldHi(512));
-	const __m128i k128 = _mm_set_epi64x((long long)FoldHi(128), (long long)FoldLo(128));
 	const size_t blen = kHybB * steps;
 	const uint8_t *b1 = s + kHybA * steps, *b2 = b1 + blen, *b3 = b2 + blen;
 	/* Destinations only when copying: no arithmetic on a null @d. */
@@ -495,9 +496,7 @@ uint32_t CrcHybridT(uint32_t crc, uint8_t *d, const uint8_t *s, size_t len)
 	uint8_t *db2 = kCopy ? db1 + blen : nullptr;
 	uint8_t *db3 = kCopy ? db2 + blen : nullptr;
 	uint64_t r1 = 0, r2 = 0, r3 = 0;
-	alignas(64) uint8_t lanes[64];
 	__m512i acc[kHybAcc];
-	__m128i x;
 	uint32_t k;
 
 	for (size_t j = 0; j < kHybAcc; j++) {
@@ -539,12 +538,7 @@ uint32_t CrcHybridT(uint32_t crc, uint8_t *d, const uint8_t *s, size_t len)
 	}
 	for (size_t j = 1; j < kHybAcc; j++)
 		acc[j] = Fold512(acc[j - 1], k512, acc[j]);
-	_mm512_store_si512(lanes, acc[kHybAcc - 1]);
-	x = _mm_load_si128((const __m128i *)lanes);
-	x = Fold128(x, k128, _mm_load_si128((const __m128i *)(lanes + 16)));
-	x = Fold128(x, k128, _mm_load_si128((const __m128i *)(lanes + 32)));
-	x = Fold128(x, k128, _mm_load_si128((const __m128i *)(lanes + 48)));
-	crc = Lane128ToCrc(x);
+	crc = Lane128ToCrc(FoldLanes(acc[kHybAcc - 1]));
 
 	k = ShiftConst(8ull * blen);
 	crc = MulModX32(crc, k) ^ (uint32_t)r1;
