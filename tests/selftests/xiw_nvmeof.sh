@@ -36,7 +36,10 @@ ADDR=192.0.2.11
 PORT=4420
 NQN=nqn.2026-11.xiw.test:$(mktemp -u XXXXXX)
 PORTID=$((RANDOM % 1000 + 100))
-IMG=$XIW_TMP/nvme.img
+# On /dev/shm, a tmpfs of its own: $XIW_TMP may sit on the VM's overlay
+# (a checkout under /tmp), where nvmet's writes into the file failed with
+# ENOSPC.
+IMG=/dev/shm/xiw-nvmeof-$$.img
 MIB=64
 crc_param=/sys/module/xiw/parameters/mpa_crc
 crc_saved=$(cat $crc_param)
@@ -49,7 +52,7 @@ target_up() {
 	echo 1 >"$s/attr_allow_any_host"
 	xrun mkdir "$s/namespaces/1"
 	echo "$IMG" >"$s/namespaces/1/device_path"
-	# The image lives on tmpfs, which has no O_DIRECT before 6.6.
+	# tmpfs has no O_DIRECT before 6.6.
 	echo 1 >"$s/namespaces/1/buffered_io"
 	echo 1 >"$s/namespaces/1/enable"
 	xrun mkdir "$p"
