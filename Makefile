@@ -47,11 +47,12 @@ userspace:
 unit: userspace
 	cd $(USERSPACE_BUILD) && ctest --output-on-failure -j2
 
-vm: modules
+# The selftests also drive the userspace tools (xiw-verbs-test).
+vm: modules userspace
 	tests/vm/build-siw $(KVER) >/dev/null
 	tests/vm/run-selftests --kver $(KVER)
 
-vm-debug:
+vm-debug: userspace
 	tests/vm/build-module debug >/dev/null
 	tests/vm/run-selftests --kver debug
 
