@@ -14,6 +14,7 @@
 // case passed, 1 otherwise, 4 when the device does not exist.
 
 #include <infiniband/verbs.h>
+#include <rdma/siw-abi.h>
 
 #include <poll.h>
 #include <sys/mman.h>
@@ -165,6 +166,8 @@ void test_mr()
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				IBV_ACCESS_REMOTE_READ,
+			// no windows exist, but the right may be granted
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND,
 		};
 		std::set<uint32_t> keys;
 		std::vector<ibv_mr *> mrs;
@@ -282,8 +285,8 @@ void test_qp_caps()
 			uint32_t swr, rwr, ssge, rsge, inl;
 			ibv_qp_type type;
 		} bad[] = {
-			{ "7 send SGEs", 4, 4, 7, 1, 0, IBV_QPT_RC },
-			{ "7 recv SGEs", 4, 4, 1, 7, 0, IBV_QPT_RC },
+			{ "send SGEs > max_sge", 4, 4, (uint32_t)g.attr.max_sge + 1, 1, 0, IBV_QPT_RC },
+			{ "recv SGEs > max_sge", 4, 4, 1, (uint32_t)g.attr.max_sge + 1, 0, IBV_QPT_RC },
 			{ "81 inline bytes", 4, 4, 1, 1, 81, IBV_QPT_RC },
 			{ "send WRs > max_qp_wr", (uint32_t)g.attr.max_qp_wr + 1, 4, 1, 1, 0, IBV_QPT_RC },
 			{ "recv WRs > max_qp_wr", 4, (uint32_t)g.attr.max_qp_wr + 1, 1, 1, 0, IBV_QPT_RC },
@@ -301,12 +304,13 @@ void test_qp_caps()
 		ibv_destroy_cq(cq);
 	});
 
-	run("QP states: RESET -> INIT, RTS refused without a connection, ERR -> RESET", [](Case &c) {
+	run("QP states: created INIT (RNIC), RTS refused without a connection, ERR -> RESET -> INIT", [](Case &c) {
 		ibv_cq *cq = make_cq(16);
 		ibv_qp *qp = make_qp(cq, cq, 4, 4);
 		c.check(qp, "create_qp");
 		if (qp) {
-			c.check(query_state(qp) == IBV_QPS_RESET, "initial state %d", query_state(qp));
+			// iWARP QPs start IDLE, which verbs see as INIT.
+			c.check(query_state(qp) == IBV_QPS_INIT, "initial state %d", query_state(qp));
 			c.check(!modify_state(qp, IBV_QPS_INIT), "to INIT");
 			c.check(query_state(qp) == IBV_QPS_INIT, "state %d", query_state(qp));
 			c.check(modify_state(qp, IBV_QPS_RTS) != 0, "RTS without connection accepted");
@@ -315,6 +319,8 @@ void test_qp_caps()
 			c.check(query_state(qp) == IBV_QPS_ERR, "state %d", query_state(qp));
 			c.check(!modify_state(qp, IBV_QPS_RESET), "ERR -> RESET");
 			c.check(query_state(qp) == IBV_QPS_RESET, "state %d", query_state(qp));
+			c.check(!modify_state(qp, IBV_QPS_INIT), "RESET -> INIT");
+			c.check(query_state(qp) == IBV_QPS_INIT, "state %d", query_state(qp));
 			ibv_destroy_qp(qp);
 		}
 		ibv_destroy_cq(cq);
@@ -533,7 +539,7 @@ void test_srq()
 		if (srq)
 			ibv_destroy_srq(srq);
 		sia.attr.max_wr = 4;
-		sia.attr.max_sge = 7;
+		sia.attr.max_sge = g.attr.max_srq_sge + 1;
 		errno = 0;
 		srq = ibv_create_srq(g.pd, &sia);
 		c.check(!srq && errno == EINVAL, "max_sge: %p errno %d", (void *)srq, errno);
@@ -573,6 +579,117 @@ void test_many()
 	});
 }
 
+// Every advertised per-object limit: an object at the limit can be created,
+// one past it is refused.
+void test_limits()
+{
+	run("objects at each advertised limit are created, one past is refused", [](Case &c) {
+		const ibv_device_attr &a = g.attr;
+		ibv_cq *cq = make_cq(a.max_cqe);
+		c.check(cq, "CQ of max_cqe %d: %s", a.max_cqe, strerror(errno));
+		if (cq)
+			c.check(cq->cqe >= a.max_cqe, "cqe %d", cq->cqe);
+		if (cq)
+			ibv_destroy_cq(cq);
+
+		cq = make_cq(16);
+		ibv_qp *qp = make_qp(cq, cq, a.max_qp_wr, a.max_qp_wr, a.max_sge, a.max_sge,
+				     (uint32_t)SIW_MAX_INLINE);
+		c.check(qp, "QP with max_qp_wr %d, max_sge %d, inline %u: %s", a.max_qp_wr,
+			a.max_sge, (uint32_t)SIW_MAX_INLINE, strerror(errno));
+		if (qp) {
+			ibv_qp_attr qa = {};
+			qa.max_rd_atomic = a.max_qp_rd_atom;
+			qa.max_dest_rd_atomic = a.max_qp_init_rd_atom;
+			c.check(!ibv_modify_qp(qp, &qa, IBV_QP_MAX_QP_RD_ATOMIC |
+						 IBV_QP_MAX_DEST_RD_ATOMIC),
+				"ORD %d / IRD %d at the limit refused", a.max_qp_rd_atom,
+				a.max_qp_init_rd_atom);
+			qa.max_rd_atomic = a.max_qp_rd_atom + 1;
+			c.check(ibv_modify_qp(qp, &qa, IBV_QP_MAX_QP_RD_ATOMIC) == EINVAL,
+				"ORD past max_qp_rd_atom accepted");
+			qa.max_dest_rd_atomic = a.max_qp_init_rd_atom + 1;
+			c.check(ibv_modify_qp(qp, &qa, IBV_QP_MAX_DEST_RD_ATOMIC) == EINVAL,
+				"IRD past max_qp_init_rd_atom accepted");
+			ibv_destroy_qp(qp);
+		}
+		ibv_destroy_cq(cq);
+
+		ibv_srq_init_attr sia = {};
+		sia.attr.max_wr = a.max_srq_wr;
+		sia.attr.max_sge = a.max_srq_sge;
+		ibv_srq *srq = ibv_create_srq(g.pd, &sia);
+		c.check(srq, "SRQ of max_srq_wr %d, max_srq_sge %d: %s", a.max_srq_wr,
+			a.max_srq_sge, strerror(errno));
+		if (srq)
+			ibv_destroy_srq(srq);
+	});
+
+	run("max_pd PDs can be allocated, the next one is ENOMEM", [](Case &c) {
+		std::vector<ibv_pd *> pds;
+		// g.pd is one of them.
+		for (int i = 1; i < g.attr.max_pd; i++) {
+			ibv_pd *pd = ibv_alloc_pd(g.ctx);
+			if (!pd) {
+				c.check(false, "PD %d of %d: %s", i + 1, g.attr.max_pd, strerror(errno));
+				break;
+			}
+			pds.push_back(pd);
+		}
+		errno = 0;
+		ibv_pd *pd = ibv_alloc_pd(g.ctx);
+		c.check(!pd && errno == ENOMEM, "PD past max_pd: %p errno %d", (void *)pd, errno);
+		if (pd)
+			ibv_dealloc_pd(pd);
+		for (ibv_pd *p : pds)
+			c.check(!ibv_dealloc_pd(p), "dealloc_pd");
+	});
+}
+
+// Thousands of objects created and destroyed in turn: the device's object
+// counts and mmap keys must come back (the selftest checks for leaks with
+// rmmod and, on the debug kernel, kmemleak).
+void test_churn()
+{
+	run("2000 rounds of PD, MR, CQ, SRQ, QP create and destroy", [](Case &c) {
+		static char buf[8192];
+		int round = 0;
+		for (; round < 2000 && c.ok; round++) {
+			ibv_pd *pd = ibv_alloc_pd(g.ctx);
+			ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) : nullptr;
+			ibv_cq *cq = make_cq(4 + round % 64);
+			ibv_srq_init_attr sia = {};
+			sia.attr.max_wr = 4;
+			sia.attr.max_sge = 1;
+			ibv_srq *srq = (round & 1) && pd ? ibv_create_srq(pd, &sia) : nullptr;
+			ibv_qp *qp = nullptr;
+			if (pd && cq) {
+				ibv_qp_init_attr ia = {};
+				ia.send_cq = ia.recv_cq = cq;
+				ia.srq = srq;
+				ia.qp_type = IBV_QPT_RC;
+				ia.cap.max_send_wr = ia.cap.max_recv_wr = 1 + round % 32;
+				ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+				qp = ibv_create_qp(pd, &ia);
+			}
+			c.check(pd && mr && cq && qp && (srq || !(round & 1)),
+				"round %d: pd %p mr %p cq %p srq %p qp %p: %s", round, (void *)pd,
+				(void *)mr, (void *)cq, (void *)srq, (void *)qp, strerror(errno));
+			if (qp)
+				c.check(!ibv_destroy_qp(qp), "destroy_qp");
+			if (srq)
+				c.check(!ibv_destroy_srq(srq), "destroy_srq");
+			if (cq)
+				c.check(!ibv_destroy_cq(cq), "destroy_cq");
+			if (mr)
+				c.check(!ibv_dereg_mr(mr), "dereg_mr");
+			if (pd)
+				c.check(!ibv_dealloc_pd(pd), "dealloc_pd");
+		}
+		std::printf("# %d rounds\n", round);
+	});
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -598,7 +715,7 @@ int main(int argc, char **argv)
 		std::printf("1..0 # SKIP device %s not found\n", name.c_str());
 		return 4;
 	}
-	std::printf("1..17\n");
+	std::printf("1..20\n");
 	run("open device, query limits, alloc PD", [&](Case &c) {
 		g.ctx = ibv_open_device(dev);
 		c.check(g.ctx, "open_device: %s", strerror(errno));
@@ -606,7 +723,8 @@ int main(int argc, char **argv)
 			return;
 		c.check(!ibv_query_device(g.ctx, &g.attr), "query_device");
 		c.check(g.attr.max_qp > 0 && g.attr.max_cqe > 0 && g.attr.max_qp_wr > 0 &&
-			g.attr.max_srq_wr > 0 && g.attr.max_sge >= 8,
+			g.attr.max_srq_wr > 0 && g.attr.max_sge == SIW_MAX_SGE &&
+			g.attr.max_srq_sge == SIW_MAX_SGE,
 			"limits qp %d cqe %d qp_wr %d srq_wr %d sge %d", g.attr.max_qp,
 			g.attr.max_cqe, g.attr.max_qp_wr, g.attr.max_srq_wr, g.attr.max_sge);
 		g.pd = ibv_alloc_pd(g.ctx);
@@ -623,6 +741,8 @@ int main(int argc, char **argv)
 	test_notify();
 	test_srq();
 	test_many();
+	test_limits();
+	test_churn();
 	run("dealloc PD and close device", [](Case &c) {
 		c.check(!ibv_dealloc_pd(g.pd), "dealloc_pd");
 		c.check(!ibv_close_device(g.ctx), "close_device");

@@ -27,7 +27,14 @@
 #define XIW_VENDOR_ID		0x786977
 #define XIW_PORT		1
 
-/* Device limits: what query_device reports is what the verbs enforce. */
+/*
+ * Device limits: what query_device reports is what the verbs enforce.
+ * SGEs are the one split limit: the user ABI's ring elements hold
+ * XIW_MAX_SGE_USER (6) of them, and the device attributes, which user and
+ * kernel verbs share, advertise that portable value.  Kernel QPs and SRQs
+ * accept up to XIW_MAX_SGE_KERNEL SGEs per WR on top of it (every in-tree
+ * ULP sizes from the attributes: SMB Direct needs 6 send / 1 receive SGE).
+ */
 #define XIW_MAX_QP		(1024 * 64)
 #define XIW_MAX_QP_WR		(1024 * 32)
 #define XIW_MAX_ORD_QP		128

@@ -109,12 +109,16 @@ static void xiw_conn_close_work(struct work_struct *work)
 	xiw_qp_put(qp);
 }
 
+/*
+ * The first request decides how the stream ends: a QP destroyed right
+ * after a graceful disconnect still sends its FIN, not a reset.
+ */
 static void xiw_conn_schedule_close(struct xiw_conn *conn, bool abrupt)
 {
-	if (abrupt)
-		set_bit(XIW_CONN_ABRUPT, &conn->flags);
 	if (test_and_set_bit(XIW_CONN_CLOSE_QUEUED, &conn->flags))
 		return;
+	if (abrupt)
+		set_bit(XIW_CONN_ABRUPT, &conn->flags);
 	xiw_qp_get(conn->qp);
 	queue_work(xiw_close_wq, &conn->close_work);
 }

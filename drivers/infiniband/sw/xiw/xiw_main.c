@@ -186,6 +186,14 @@ static struct xiw_device *xiw_dev_alloc(struct net_device *ndev)
 	memcpy(ibdev->node_desc, XIW_NODE_DESC_COMMON,
 	       sizeof(XIW_NODE_DESC_COMMON));
 	strscpy(ibdev->iw_ifname, ndev->name, sizeof(ibdev->iw_ifname));
+	/*
+	 * Sit under the netdev's bus device (a NIC's PCI function), so that
+	 * sysfs links the two (/sys/class/infiniband/DEV/device/net/) as for
+	 * a hardware RNIC; virtual netdevs have no parent.  Only the device
+	 * model reference: DMA stays virtual (ib_register_device() gets no
+	 * DMA device).
+	 */
+	ibdev->dev.parent = ndev->dev.parent;
 	xiw_cm_policy_init(xdev);
 	xiw_dev_set_hwaddr(xdev, ndev);
 	return xdev;

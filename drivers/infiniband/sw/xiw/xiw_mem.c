@@ -30,11 +30,17 @@
 #include "xiw.h"
 #include "xiw_mem.h"
 
-/* IB_ACCESS_* flags an MR may carry. */
+/*
+ * IB_ACCESS_* flags an MR may carry.  MW_BIND only allows memory windows
+ * to be bound to the MR; xiw has no windows (no IB_DEVICE_MEM_WINDOW), so
+ * the right can never be used, and it is accepted so that registrations
+ * written for window-capable devices work (alloc_mw is what refuses).
+ */
 #define XIW_MR_ACCESS_SUPPORTED (IB_ACCESS_LOCAL_WRITE | \
 				 IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC | \
+				 IB_ACCESS_MW_BIND | \
 				 IB_ACCESS_RELAXED_ORDERING)
 
 static const char * const xiw_mr_kind_name[] = {

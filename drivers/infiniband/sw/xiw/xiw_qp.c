@@ -27,6 +27,9 @@
  *	TERMINATE -> ERROR      flush
  *	ERROR     -> IDLE       reset; the rings are empty after the flush
  *
+ * modify_qp to SQD (CLOSING) of a QP in TERMINATE or ERROR succeeds and
+ * changes nothing: the graceful close it asks for is moot.
+ *
  * Rings.  Kernel QPs use rings of struct xiw_ksqe / struct xiw_krqe; user
  * QPs use rings of struct xiw_sqe / struct xiw_rqe in vmalloc_user()
  * memory that libsiw maps.  In both, the VALID flag of a slot says who owns
@@ -629,7 +632,8 @@ int xiw_create_qp(struct ib_qp *base_qp, struct ib_qp_init_attr *attrs,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	qp->state = XIW_QP_IDLE;
-	qp->ib_idle_state = IB_QPS_RESET;
+	/* A new RNIC QP is IDLE, which verbs report as INIT (as siw does). */
+	qp->ib_idle_state = IB_QPS_INIT;
 	qp->kernel_verbs = !udata;
 	qp->sig_all = attrs->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->scq = to_xiw_cq(attrs->send_cq);
@@ -816,9 +820,20 @@ int xiw_modify_qp(struct ib_qp *base_qp, struct ib_qp_attr *attr, int mask,
 		qp->ird = attr->max_dest_rd_atomic;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	if (mask & IB_QP_STATE)
-		return xiw_qp_set_state(qp, new, attr->qp_state);
-	return 0;
+	if (!(mask & IB_QP_STATE))
+		return 0;
+	/*
+	 * A graceful close asked for after the connection already failed
+	 * (librdmacm's rdma_disconnect() moves the QP to SQD first, also
+	 * after the peer reset the stream) has nothing left to do.
+	 */
+	if (new == XIW_QP_CLOSING) {
+		enum xiw_qp_state cur = READ_ONCE(qp->state);
+
+		if (cur == XIW_QP_TERMINATE || cur == XIW_QP_ERROR)
+			return 0;
+	}
+	return xiw_qp_set_state(qp, new, attr->qp_state);
 }
 
 /**

@@ -46,8 +46,8 @@ int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_wr = XIW_MAX_QP_WR;
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
-	attr->max_send_sge = XIW_MAX_SGE_KERNEL;
-	attr->max_recv_sge = XIW_MAX_SGE_KERNEL;
+	attr->max_send_sge = XIW_MAX_SGE_USER;
+	attr->max_recv_sge = XIW_MAX_SGE_USER;
 	attr->max_sge_rd = XIW_MAX_SGE_RD;
 	attr->max_cq = XIW_MAX_CQ;
 	attr->max_cqe = XIW_MAX_CQE;
@@ -59,7 +59,7 @@ int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->atomic_cap = IB_ATOMIC_NONE;
 	attr->max_srq = XIW_MAX_SRQ;
 	attr->max_srq_wr = XIW_MAX_SRQ_WR;
-	attr->max_srq_sge = XIW_MAX_SGE_KERNEL;
+	attr->max_srq_sge = XIW_MAX_SGE_USER;
 	attr->max_fast_reg_page_list_len = XIW_MAX_FR_PAGES;
 	return 0;
 }
