@@ -494,6 +494,7 @@ int xiw_ring_take_rqe(void *ring, u32 idx, bool kernel_ring, u32 max_sge,
 int xiw_rqe_complete(struct xiw_qp *qp, const struct xiw_krqe *rqe,
 		     u32 bytes, u32 inval_stag, enum xiw_wc_status status);
 void xiw_qp_flush(struct xiw_qp *qp);
+void xiw_qp_event(struct xiw_qp *qp, u8 layer, u8 etype);
 
 /* xiw_srq.c */
 int xiw_srq_fetch(struct xiw_srq *srq, struct xiw_krqe *rqe);

@@ -159,6 +159,7 @@ void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
 		  "QP %u: %s, TERMINATE layer %u type %u code 0x%02x\n",
 		  xiw_qp_id(conn->qp), xiw_proto_err_name(err), tc.layer,
 		  tc.etype, tc.ecode);
+	xiw_qp_event(conn->qp, tc.layer, tc.etype);
 	/* The transmit engine sends the TERMINATE, then moves to ERROR. */
 	if (xiw_qp_modify(conn->qp, XIW_QP_TERMINATE))
 		xiw_qp_modify(conn->qp, XIW_QP_ERROR);

@@ -460,6 +460,37 @@ void xiw_qp_flush(struct xiw_qp *qp)
 	xiw_rq_flush(qp);
 }
 
+/**
+ * xiw_qp_event - report the error that ended a connection to the consumer
+ * @qp: the QP
+ * @layer: TERMINATE layer of the error (sent or received)
+ * @etype: TERMINATE error type within @layer
+ *
+ * Raises the QP's affiliated asynchronous error: access errors (a remote
+ * protection or tagged buffer error) as IB_EVENT_QP_ACCESS_ERR, invalid
+ * requests (a remote operation or untagged buffer error) as
+ * IB_EVENT_QP_REQ_ERR, everything else (catastrophic, LLP/MPA) as
+ * IB_EVENT_QP_FATAL.  Any context.
+ */
+void xiw_qp_event(struct xiw_qp *qp, u8 layer, u8 etype)
+{
+	struct ib_qp *base_qp = &qp->base_qp;
+	struct ib_event ev = {
+		.device = base_qp->device,
+		.element.qp = base_qp,
+		.event = IB_EVENT_QP_FATAL,
+	};
+
+	if ((layer == TERM_LAYER_RDMAP && etype == RDMAP_ETYPE_REMOTE_PROTECTION) ||
+	    (layer == TERM_LAYER_DDP && etype == DDP_ETYPE_TAGGED_BUF))
+		ev.event = IB_EVENT_QP_ACCESS_ERR;
+	else if ((layer == TERM_LAYER_RDMAP && etype == RDMAP_ETYPE_REMOTE_OPERATION) ||
+		 (layer == TERM_LAYER_DDP && etype == DDP_ETYPE_UNTAGGED_BUF))
+		ev.event = IB_EVENT_QP_REQ_ERR;
+	if (base_qp->event_handler)
+		base_qp->event_handler(&ev, base_qp->qp_context);
+}
+
 /* Change the state under state_lock; then run hooks and flush unlocked. */
 static int xiw_qp_set_state(struct xiw_qp *qp, enum xiw_qp_state new,
 			    enum ib_qp_state ib_state)

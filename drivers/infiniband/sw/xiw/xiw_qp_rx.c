@@ -235,13 +235,17 @@ static void xiw_rx_terminate(struct xiw_conn *conn, const u8 *body, u32 len)
 {
 	struct xiw_term t;
 
-	if (xiw_term_parse(body, len, &t) == XIW_OK)
+	if (xiw_term_parse(body, len, &t) == XIW_OK) {
 		pr_info_ratelimited("xiw: QP %u: peer sent TERMINATE layer %u type %u code 0x%02x\n",
 				    xiw_qp_id(conn->qp), t.ctrl.code.layer,
 				    t.ctrl.code.etype, t.ctrl.code.ecode);
-	else
+		xiw_qp_event(conn->qp, t.ctrl.code.layer, t.ctrl.code.etype);
+	} else {
 		pr_info_ratelimited("xiw: QP %u: peer sent a malformed TERMINATE\n",
 				    xiw_qp_id(conn->qp));
+		xiw_qp_event(conn->qp, TERM_LAYER_RDMAP,
+			     RDMAP_ETYPE_CATASTROPHIC);
+	}
 	/* Nothing is sent back after a TERMINATE. */
 	set_bit(XIW_CONN_RX_DEAD, &conn->flags);
 	set_bit(XIW_CONN_TX_DEAD, &conn->flags);

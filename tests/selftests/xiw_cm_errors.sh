@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# xiw_cm_errors.sh: connected QPs between two xiw devices through librdmacm
+# and the unmodified libsiw provider (userspace/tools/xiw-cm-test): data
+# over Send, Write and Read, the SRQ limit event, and deliberate errors --
+# a Send with no receive posted, an RDMA Write to a bad STag and one beyond
+# the MR, more RDMA Reads at once than the ORD -- each on its own
+# connection while another keeps carrying traffic.  xiw-cm-test checks the
+# completions, the affiliated async events and the QP states; this script
+# checks the TERMINATE triplet each error put on the wire (xiw logs every
+# TERMINATE it receives):
+#
+#   no receive posted   DDP (1), untagged buffer (2), no buffer (0x02)
+#   unknown STag        DDP (1), tagged buffer (1), invalid STag (0x00)
+#   beyond the MR       DDP (1), tagged buffer (1), base or bounds (0x01)
+#
+#   xce0 (dummy) 192.0.2.1     -- xiw device xea (server)
+#   xce1 (dummy) 198.51.100.1  -- xiw device xeb (client)
+. "$(dirname "$0")/lib.sh"
+
+require_env
+need_module xiw || ktap_skip_all "cannot load xiw"
+need_module dummy || ktap_skip_all "no dummy module"
+need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+CM_TEST=${XIW_CM_TEST:-$top/build/userspace/tools/xiw-cm-test}
+[ -x "$CM_TEST" ] || ktap_skip_all "$CM_TEST not built (make userspace)"
+
+with_devs() {
+	add_dummy xce0
+	add_dummy xce1
+	xrun ip addr add 192.0.2.1/24 dev xce0
+	xrun ip addr add 198.51.100.1/24 dev xce1
+	xiw_add xea xce0
+	xiw_add xeb xce1
+	"$@"
+}
+
+# terms: the TERMINATEs xiw received since the mark, one triplet per line.
+terms() {
+	dmesg | sed -n "/$MARK/,\$p" |
+		sed -n 's/.*peer sent TERMINATE \(layer [0-9]* type [0-9]* code 0x[0-9a-f]*\).*/\1/p'
+}
+
+t_cm_test() {
+	local t got
+	MARK="xiw_cm_errors: $(date +%s%N)"
+	echo "$MARK" >/dev/kmsg
+	xrun timeout 300 "$CM_TEST" -s 192.0.2.1 -c 198.51.100.1 ||
+		fail "xiw-cm-test failed"
+	xget got terms
+	# Each error is seen by the requester (client) once: the responder
+	# sent it.  Nothing else may have been terminated.
+	for t in "layer 1 type 2 code 0x02" "layer 1 type 1 code 0x00" \
+		 "layer 1 type 1 code 0x01"; do
+		[ "$(grep -cx "$t" <<<"$got")" = 1 ] ||
+			fail "expected one TERMINATE '$t' on the wire"
+	done
+	[ "$(grep -c . <<<"$got")" = 3 ] || fail "unexpected TERMINATEs"
+}
+
+ktap_header
+ktap_plan 1
+run_case "xiw-cm-test: data, SRQ limit, deliberate errors with TERMINATE" with_devs t_cm_test
+ktap_finish
