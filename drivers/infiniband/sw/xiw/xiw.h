@@ -81,10 +81,12 @@ struct xiw_qp;
  * @num_qp: queue pairs in use
  * @num_srq: shared receive queues in use
  * @num_mr: memory regions in use (all kinds)
- * @qp_xa: QP number -> struct xiw_qp (xarray lock; lookups under RCU take
+ * @qp_xa: QP number -> struct xiw_qp (xarray lock, irq-safe; lookups take
  *	a QP reference with xiw_qp_get_unless_zero())
- * @cq_xa: CQ id -> struct xiw_cq (ids only; never dereferenced from it)
- * @mem_xa: STag index -> struct xiw_mr (xarray lock; lookups under RCU)
+ * @cq_xa: CQ id -> struct xiw_cq (ids only; never dereferenced from it;
+ *	its lock is taken in process context only)
+ * @mem_xa: STag index -> struct xiw_mr (xarray lock, irq-safe: the data
+ *	path looks STags up in any context)
  * @next_qpn: cursor of xa_alloc_cyclic() for @qp_xa
  * @next_cq_id: cursor of xa_alloc_cyclic() for @cq_xa
  * @next_stag_idx: cursor of xa_alloc_cyclic() for @mem_xa

@@ -91,6 +91,7 @@ static const struct ib_device_ops xiw_device_ops = {
 	.post_srq_recv = xiw_post_srq_recv,
 	.query_device = xiw_query_device,
 	.query_gid = xiw_query_gid,
+	.query_pkey = xiw_query_pkey,
 	.query_port = xiw_query_port,
 	.query_qp = xiw_query_qp,
 	.query_srq = xiw_query_srq,
@@ -148,6 +149,10 @@ static void xiw_dev_set_hwaddr(struct xiw_device *xdev,
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, xdev->raw_gid);
 }
 
+static struct lock_class_key xiw_qp_xa_key;
+static struct lock_class_key xiw_cq_xa_key;
+static struct lock_class_key xiw_mem_xa_key;
+
 static struct xiw_device *xiw_dev_alloc(struct net_device *ndev)
 {
 	struct xiw_device *xdev;
@@ -175,6 +180,15 @@ static struct xiw_device *xiw_dev_alloc(struct net_device *ndev)
 	xa_init_flags(&xdev->qp_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&xdev->cq_xa, XA_FLAGS_ALLOC);
 	xa_init_flags(&xdev->mem_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	/*
+	 * xa_init_flags() is inline: all three locks would share one lockdep
+	 * class, and the process-context-only lock of @cq_xa would look like
+	 * the irq-safe ones of @qp_xa and @mem_xa, which the data path takes
+	 * under its own irq-safe locks.
+	 */
+	lockdep_set_class(&xdev->qp_xa.xa_lock, &xiw_qp_xa_key);
+	lockdep_set_class(&xdev->cq_xa.xa_lock, &xiw_cq_xa_key);
+	lockdep_set_class(&xdev->mem_xa.xa_lock, &xiw_mem_xa_key);
 	xdev->numa_node = dev_to_node(&ndev->dev);
 
 	ib_set_device_ops(ibdev, &xiw_device_ops);

@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# xiw_kconsumer.sh: xiw under an in-kernel RDMA consumer, as NVMe-oF,
+# NFS/RDMA and SMB Direct use it (xiw_ktest.ko, built with xiw): a kernel
+# rdma_cm connection between two xiw devices, QPs with 8 send and receive
+# SGEs, the PD's DMA MR, a kernel SRQ and its limit event, a fast-reg MR
+# over 256 scattered pages written and read remotely, Send with
+# Invalidate, re-registration under a new key,
+# IB_WR_LOCAL_INV, a Write through the invalidated STag (a TERMINATE, DDP
+# tagged buffer error, invalid STag, and an access error on both QPs) and
+# ib_drain_qp() on both QPs.
+#
+#   xkc0 (dummy) 192.0.2.1     -- xiw device xka (server)
+#   xkc1 (dummy) 198.51.100.1  -- xiw device xkb (client)
+. "$(dirname "$0")/lib.sh"
+
+require_env
+need_module xiw || ktap_skip_all "cannot load xiw"
+need_module dummy || ktap_skip_all "no dummy module"
+modinfo xiw_ktest >/dev/null 2>&1 || ktap_skip_all "no xiw_ktest module (make modules)"
+
+with_devs() {
+	add_dummy xkc0
+	add_dummy xkc1
+	xrun ip addr add 192.0.2.1/24 dev xkc0
+	xrun ip addr add 198.51.100.1/24 dev xkc1
+	xiw_add xka xkc0
+	xiw_add xkb xkc1
+	"$@"
+}
+
+t_ktest() {
+	local mark log rc=0
+	need_module xiw_ktest || fail "cannot load xiw_ktest"
+	mark="xiw_kconsumer: $(date +%s%N)"
+	echo "$mark" >/dev/kmsg
+	echo "# + echo '192.0.2.1 198.51.100.1' > /sys/module/xiw_ktest/parameters/run"
+	echo "192.0.2.1 198.51.100.1" >/sys/module/xiw_ktest/parameters/run || rc=$?
+	log=$(dmesg | sed -n "/$mark/,\$p")
+	grep -E 'xiw_ktest|TERMINATE' <<<"$log" | sed 's/^/# /'
+	((rc == 0)) || fail "xiw_ktest reported a failure"
+	[ "$(grep -c "xiw_ktest: ok " <<<"$log")" = 10 ] || fail "not all 10 steps passed"
+	grep -q 'peer sent TERMINATE layer 1 type 1 code 0x00' <<<"$log" ||
+		fail "no TERMINATE for the invalidated STag"
+	xrun rmmod xiw_ktest
+}
+
+ktap_header
+ktap_plan 1
+run_case "kernel consumer: rdma_cm, DMA MR, SRQ, fast-reg 256 pages, invalidate, drain" with_devs t_ktest
+ktap_finish
