@@ -7,8 +7,11 @@
 # bandwidth and latency tests for Send, RDMA Write and RDMA Read (perftest
 # checks that every work request completes successfully).
 #
-#   ns A: xra0 192.0.2.1/24   -- xiw device xra
-#   ns B: xrb0 192.0.2.2/24   -- xiw device xrb
+#   ns A: xra0 192.0.2.1/24 2001:db8::1/64  -- xiw device xra
+#   ns B: xrb0 192.0.2.2/24 2001:db8::2/64  -- xiw device xrb
+#
+# rping also runs over IPv6 and over one xiw device on a namespace's loopback
+# netdev.  (Debian 12's perftest 4.5 resolves -R addresses as IPv4 only.)
 . "$(dirname "$0")/lib.sh"
 
 require_env
@@ -20,6 +23,8 @@ need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
 
 A=192.0.2.1
 B=192.0.2.2
+A6=2001:db8::1
+B6=2001:db8::2
 bg=
 
 # Two namespaces joined by veth, an xiw device on each end.
@@ -28,6 +33,8 @@ pair() {
 	xrun ip link add xra0 netns "$NSA" type veth peer name xrb0 netns "$NSB"
 	xrun ip -n "$NSA" addr add $A/24 dev xra0
 	xrun ip -n "$NSB" addr add $B/24 dev xrb0
+	xrun ip -n "$NSA" addr add $A6/64 dev xra0 nodad
+	xrun ip -n "$NSB" addr add $B6/64 dev xrb0 nodad
 	xrun ip -n "$NSA" link set xra0 up
 	xrun ip -n "$NSB" link set xrb0 up
 	xrun ip netns exec "$NSA" rdma link add xra type xiw netdev xra0
@@ -47,7 +54,8 @@ stop_bg() {
 	fi
 }
 
-listening() { ip netns exec "$NSA" ss -Hltn "sport = :$1" | grep -q .; }
+# listening PORT [NS]: a TCP listener on PORT in NS (default ns A).
+listening() { ip netns exec "${2:-$NSA}" ss -Hltn "sport = :$1" | grep -q .; }
 
 # Both ends must have carried traffic: each device shows a cm_id.
 both_devices_used() {
@@ -56,20 +64,49 @@ both_devices_used() {
 	grep -q 'dev xra' <<<"$ids" && grep -q 'dev xrb' <<<"$ids"
 }
 
-case_rping() {
-	local count=$1 size=$2 n
-	pair
-	ip netns exec "$NSA" rping -s -a $A -p 7200 -C "$count" -S "$size" \
+# rping_run NS_SERVER NS_CLIENT ADDR COUNT SIZE: rping -v with data
+# verification; every one of COUNT rounds must be verified.  The rounds are
+# counted, not printed (the first and last few are).
+rping_run() {
+	local nss=$1 nsc=$2 addr=$3 count=$4 size=$5 n rc=0
+	ip netns exec "$nss" rping -s -a "$addr" -p 7200 -C "$count" -S "$size" \
 		>"$XIW_TMP/srv" 2>&1 &
 	bg=$!
-	wait_for 20 listening 7200
-	xrun timeout 120 ip netns exec "$NSB" rping -c -a $A -p 7200 -C "$count" \
-		-S "$size" -v
-	n=$(grep -c 'ping data' "$XIW_TMP/out")
-	wait "$bg"
+	wait_for 20 listening 7200 "$nss"
+	echo "# + ip netns exec $nsc rping -c -a $addr -p 7200 -C $count -S $size -v"
+	timeout 300 ip netns exec "$nsc" rping -c -a "$addr" -p 7200 -C "$count" \
+		-S "$size" -v >"$XIW_TMP/cli" 2>"$XIW_TMP/cli.err" || rc=$?
+	{ head -n 2 "$XIW_TMP/cli"; echo ...; tail -n 2 "$XIW_TMP/cli"
+	  cat "$XIW_TMP/cli.err"; } | sed 's/^/# /'
+	n=$(grep -c "ping data" "$XIW_TMP/cli" || true)
+	wait "$bg" || true
 	bg=
+	((rc == 0)) || fail "rping client exit $rc"
 	# rping can exit 0 after a failed connection: count verified rounds.
 	((n == count)) || fail "$n of $count rping rounds verified"
+}
+
+# case_rping COUNT SIZE [4|6]: rping from ns B to ns A over the veth pair.
+case_rping() {
+	local addr=$A
+	pair
+	[ "${3:-4}" = 6 ] && addr=$A6
+	rping_run "$NSA" "$NSB" "$addr" "$1" "$2"
+}
+
+# case_rping_lo COUNT SIZE 4|6: both ends of rping on one xiw device on the
+# loopback netdev of a namespace of their own.  (rdma_cm binds an id that
+# resolves a loopback address to the first active RDMA device and reads its
+# P_Key 0: xiw has a one-entry P_Key table for that.)
+case_rping_lo() {
+	local addr=127.0.0.1
+	[ "$3" = 6 ] && addr=::1
+	setup_ns NSA
+	xrun ip netns exec "$NSA" rdma link add xrlo type xiw netdev lo
+	record rdma xrlo
+	wait_for "$WAIT_TIMEOUT" ibdev_exists xrlo
+	trap stop_bg EXIT
+	rping_run "$NSA" "$NSA" "$addr" "$1" "$2"
 }
 
 # perf TOOL ARGS...: server in ns A, client in ns B; both must succeed.
@@ -156,7 +193,13 @@ if [ "${XIW_SELFTEST_QUICK:-0}" = 1 ]; then
 	[ -w $dyndbg ] && echo 'module xiw -p' >$dyndbg
 	ktap_finish
 fi
-ktap_plan 16
+ktap_plan 22
+run_case "rping -C 1000 -v, IPv4, CRC off" case_rping 1000 64
+run_case "rping -C 1000 -v, IPv6, CRC on" \
+	with_params "crc=prefer" check_wire 2 1 case_rping 1000 64 6
+run_case "rping -C 1000 -v on lo, IPv4, CRC on" \
+	with_params "crc=prefer" check_wire 2 1 case_rping_lo 1000 64 4
+run_case "rping -C 1000 -v on lo, IPv6, CRC off" case_rping_lo 1000 64 6
 run_case "rping 200 rounds of 64 bytes across namespaces" case_rping 200 64
 run_case "rping 50 rounds of 65000 bytes (multi-FPDU messages)" case_rping 50 65000
 run_case "ib_send_bw 64 KiB" perf ib_send_bw -n 500 -s 65536
@@ -166,6 +209,8 @@ run_case "ib_send_lat 64 B" perf ib_send_lat -n 500 -s 64
 run_case "ib_write_lat 64 B" perf ib_write_lat -n 500 -s 64
 run_case "ib_read_lat 64 B" perf ib_read_lat -n 500 -s 64
 run_case "ib_write_bw all sizes 2 B..8 MiB" perf ib_write_bw -a -n 20
+run_case "ib_read_bw all sizes 2 B..8 MiB" perf ib_read_bw -a -n 20
+run_case "ib_send_bw all sizes 2 B..8 MiB" perf ib_send_bw -a -n 20
 run_case "CRC on: rping 100 x 65000 bytes" \
 	with_params "crc=prefer" check_wire 2 1 case_rping 100 65000
 run_case "CRC on: ib_read_bw 64 KiB" with_params "crc=prefer" perf ib_read_bw -n 300 -s 65536

@@ -147,6 +147,7 @@ int xiw_query_port(struct ib_device *ibdev, u32 port,
 
 	memset(attr, 0, sizeof(*attr));
 	attr->gid_tbl_len = 1;
+	attr->pkey_tbl_len = 1;
 	attr->max_msg_sz = U32_MAX;
 	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
 	attr->max_mtu = IB_MTU_256;
@@ -183,7 +184,30 @@ int xiw_get_port_immutable(struct ib_device *ibdev, u32 port,
 			   struct ib_port_immutable *immutable)
 {
 	immutable->gid_tbl_len = 1;
+	immutable->pkey_tbl_len = 1;
 	immutable->core_cap_flags = RDMA_CORE_PORT_IWARP;
+	return 0;
+}
+
+/**
+ * xiw_query_pkey - the port's only P_Key
+ * @ibdev: the device
+ * @port: port number
+ * @idx: P_Key index, must be 0
+ * @pkey: filled in with the default P_Key (full membership)
+ *
+ * iWARP has no partitions.  The one-entry table exists for rdma_cm, which
+ * binds an id resolving a loopback address to the first active device it
+ * finds and reads P_Key 0 of it (cma_bind_loopback()): without the entry
+ * rping to 127.0.0.1 fails with EINVAL.
+ *
+ * Return: 0 or -EINVAL for an index other than 0.
+ */
+int xiw_query_pkey(struct ib_device *ibdev, u32 port, u16 idx, u16 *pkey)
+{
+	if (idx)
+		return -EINVAL;
+	*pkey = 0xffff;
 	return 0;
 }
 

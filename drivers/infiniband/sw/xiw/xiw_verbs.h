@@ -10,6 +10,7 @@
 /* xiw_verbs.c: device, port, context and PD verbs */
 int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		     struct ib_udata *udata);
+int xiw_query_pkey(struct ib_device *ibdev, u32 port, u16 idx, u16 *pkey);
 int xiw_query_port(struct ib_device *ibdev, u32 port,
 		   struct ib_port_attr *attr);
 int xiw_get_port_immutable(struct ib_device *ibdev, u32 port,
