@@ -14,7 +14,8 @@
 #            xget VAR CMD... does the same and keeps the output in VAR;
 #            xfail CMD... expects CMD to fail.
 # Waiting:   wait_for TIMEOUT CMD... polls CMD every 0.1 s for TIMEOUT s.
-# Objects:   add_dummy, add_veth, setup_ns, xiw_add record what they create;
+# Objects:   add_dummy, add_veth, setup_ns, xiw_add (xiw_on_dummies) record
+#            what they create;
 #            cleanup (also the EXIT trap) deletes it.  need_module loads a
 #            module only if it is missing and unloads only those at exit.
 
@@ -155,6 +156,17 @@ add_dummy() {
 	xrun ip link add "$1" ${2:+address "$2"} type dummy || return 1
 	record netdev "$1"
 	xrun ip link set "$1" up
+}
+
+# xiw_on_dummies NETDEV ADDR DEV [NETDEV ADDR DEV...]: for each triplet an
+# up dummy netdev with the IPv4 address ADDR/24 and the xiw device DEV on it.
+xiw_on_dummies() {
+	while (($# >= 3)); do
+		add_dummy "$1" || return 1
+		xrun ip addr add "$2/24" dev "$1" || return 1
+		xiw_add "$3" "$1" || return 1
+		shift 3
+	done
 }
 
 # add_veth NAME PEER: an up veth pair.

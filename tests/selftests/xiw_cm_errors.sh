@@ -29,12 +29,7 @@ CM_TEST=${XIW_CM_TEST:-$top/build/userspace/tools/xiw-cm-test}
 [ -x "$CM_TEST" ] || ktap_skip_all "$CM_TEST not built (make userspace)"
 
 with_devs() {
-	add_dummy xce0
-	add_dummy xce1
-	xrun ip addr add 192.0.2.1/24 dev xce0
-	xrun ip addr add 198.51.100.1/24 dev xce1
-	xiw_add xea xce0
-	xiw_add xeb xce1
+	xiw_on_dummies xce0 192.0.2.1 xea xce1 198.51.100.1 xeb
 	"$@"
 }
 

@@ -21,12 +21,7 @@ need_module dummy || ktap_skip_all "no dummy module"
 modinfo xiw_ktest >/dev/null 2>&1 || ktap_skip_all "no xiw_ktest module (make modules)"
 
 with_devs() {
-	add_dummy xkc0
-	add_dummy xkc1
-	xrun ip addr add 192.0.2.1/24 dev xkc0
-	xrun ip addr add 198.51.100.1/24 dev xkc1
-	xiw_add xka xkc0
-	xiw_add xkb xkc1
+	xiw_on_dummies xkc0 192.0.2.1 xka xkc1 198.51.100.1 xkb
 	"$@"
 }
 

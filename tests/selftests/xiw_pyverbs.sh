@@ -115,6 +115,8 @@ summary() {
 		"$XIW_TMP/$1.res" | sed 's/, $//')"
 	awk '$1 == "skip" { $1 = $2 = ""; sub(/^ +/, ""); print }' "$XIW_TMP/$1.res" |
 		sort | uniq -c | sort -rn | sed "s/^/# $1 skipped: /"
+	awk '$1 == "fail" || $1 == "error" { print $1, $2 }' "$XIW_TMP/$1.res" |
+		sed "s/^/# $1 /"
 }
 
 # broken TAG: the tests that failed or errored.

@@ -73,15 +73,19 @@ rping_run() {
 		>"$XIW_TMP/srv" 2>&1 &
 	bg=$!
 	wait_for 20 listening 7200 "$nss"
+	# Neighbour discovery first: rping gives address resolution 2 s,
+	# which IPv6 on a fresh veth under TCG can miss.
+	xrun ip netns exec "$nsc" ping -c 1 -W 10 "$addr"
 	echo "# + ip netns exec $nsc rping -c -a $addr -p 7200 -C $count -S $size -v"
 	timeout 300 ip netns exec "$nsc" rping -c -a "$addr" -p 7200 -C "$count" \
 		-S "$size" -v >"$XIW_TMP/cli" 2>"$XIW_TMP/cli.err" || rc=$?
 	{ head -n 2 "$XIW_TMP/cli"; echo ...; tail -n 2 "$XIW_TMP/cli"
 	  cat "$XIW_TMP/cli.err"; } | sed 's/^/# /'
 	n=$(grep -c "ping data" "$XIW_TMP/cli" || true)
+	# A client that failed leaves the server waiting for it.
+	((rc == 0)) || { stop_bg; fail "rping client exit $rc"; }
 	wait "$bg" || true
 	bg=
-	((rc == 0)) || fail "rping client exit $rc"
 	# rping can exit 0 after a failed connection: count verified rounds.
 	((n == count)) || fail "$n of $count rping rounds verified"
 }
@@ -95,13 +99,18 @@ case_rping() {
 }
 
 # case_rping_lo COUNT SIZE 4|6: both ends of rping on one xiw device on the
-# loopback netdev of a namespace of their own.  (rdma_cm binds an id that
+# loopback netdev of a namespace of their own.  rdma_cm binds an id that
 # resolves a loopback address to the first active RDMA device and reads its
-# P_Key 0: xiw has a one-entry P_Key table for that.)
+# P_Key 0 (xiw has a one-entry P_Key table for that).  6.1's rdma_cm also
+# accepts a connection only on the device whose GID is the hardware address
+# of the netdev that owns the local address; lo's is all zeros, which no
+# GID table holds (a zero GID is an empty entry), so that lo gets a locally
+# administered MAC first, from which the xiw device takes its GID.
 case_rping_lo() {
 	local addr=127.0.0.1
 	[ "$3" = 6 ] && addr=::1
 	setup_ns NSA
+	xrun ip -n "$NSA" link set lo address 02:78:69:77:00:01
 	xrun ip netns exec "$NSA" rdma link add xrlo type xiw netdev lo
 	record rdma xrlo
 	wait_for "$WAIT_TIMEOUT" ibdev_exists xrlo
@@ -148,8 +157,17 @@ with_params() {
 		xrun sh -c "echo ${kv#*=} > /sys/module/xiw/parameters/mpa_${kv%%=*}" || return 1
 	done
 	shift
-	"$@"
-	local rc=$?
+	# A subshell: FUNC may fail (exit), and the defaults are restored
+	# whatever happens, or the next cases would inherit them.  (Not
+	# `( ... ) || rc=$?`: bash ignores set -e left of ||.)
+	local rc
+	set +e
+	(
+		set -e
+		"$@"
+	)
+	rc=$?
+	set -e
 	for kv in "${saved[@]}"; do
 		echo "${kv#*=}" >"/sys/module/xiw/parameters/mpa_${kv%%=*}"
 	done

@@ -37,49 +37,12 @@
 #include <string>
 #include <vector>
 
+#include "xiw_ktap.h"
+#include "xiw_verbs_util.h"
+
 namespace {
 
-int g_num;
-int g_failed;
-
-struct Case {
-	bool ok = true;
-
-	void check(bool cond, const char *fmt, ...) __attribute__((format(printf, 3, 4)))
-	{
-		if (cond)
-			return;
-		va_list ap;
-		va_start(ap, fmt);
-		std::fputs("# FAIL: ", stdout);
-		std::vprintf(fmt, ap);
-		std::fputs("\n", stdout);
-		va_end(ap);
-		ok = false;
-	}
-};
-
-void run(const char *desc, const std::function<void(Case &)> &fn)
-{
-	Case c;
-	fn(c);
-	++g_num;
-	if (!c.ok)
-		++g_failed;
-	std::printf("%sok %d - %s\n", c.ok ? "" : "not ", g_num, desc);
-	std::fflush(stdout);
-}
-
-void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void diag(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	std::fputs("# ", stdout);
-	std::vprintf(fmt, ap);
-	std::fputs("\n", stdout);
-	va_end(ap);
-}
+using namespace xiw::ktap;
 
 sockaddr_storage parse_addr(const char *ip, uint16_t port)
 {
@@ -284,20 +247,7 @@ struct End {
 	}
 
 	// Poll until @n completions or about 10 s.
-	std::vector<ibv_wc> poll(size_t n)
-	{
-		std::vector<ibv_wc> out;
-		for (int spin = 0; spin < 10000 && out.size() < n; spin++) {
-			ibv_wc wc[16];
-			int got = ibv_poll_cq(cq, 16, wc);
-			if (got < 0)
-				break;
-			out.insert(out.end(), wc, wc + got);
-			if (!got)
-				usleep(1000);
-		}
-		return out;
-	}
+	std::vector<ibv_wc> poll(size_t n) { return xiw::poll_cq(cq, n, 10000); }
 
 	uint64_t addr(uint32_t off) const
 	{

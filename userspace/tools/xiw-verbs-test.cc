@@ -31,39 +31,12 @@
 #include <string>
 #include <vector>
 
+#include "xiw_ktap.h"
+#include "xiw_verbs_util.h"
+
 namespace {
 
-int g_num;
-int g_failed;
-
-// A failed expectation inside a case: prints a diagnostic, marks the case.
-struct Case {
-	bool ok = true;
-
-	void check(bool cond, const char *fmt, ...) __attribute__((format(printf, 3, 4)))
-	{
-		if (cond)
-			return;
-		va_list ap;
-		va_start(ap, fmt);
-		std::fputs("# FAIL: ", stdout);
-		std::vprintf(fmt, ap);
-		std::fputs("\n", stdout);
-		va_end(ap);
-		ok = false;
-	}
-};
-
-void run(const char *desc, const std::function<void(Case &)> &fn)
-{
-	Case c;
-	fn(c);
-	++g_num;
-	if (!c.ok)
-		++g_failed;
-	std::printf("%sok %d - %s\n", c.ok ? "" : "not ", g_num, desc);
-	std::fflush(stdout);
-}
+using namespace xiw::ktap;
 
 struct Ctx {
 	ibv_context *ctx = nullptr;
@@ -120,17 +93,7 @@ ibv_qp_state query_state(ibv_qp *qp)
 // Poll until @want completions arrived or ~5 s passed.
 std::vector<ibv_wc> poll_n(ibv_cq *cq, size_t want)
 {
-	std::vector<ibv_wc> out;
-	for (int spin = 0; spin < 5000 && out.size() < want; spin++) {
-		ibv_wc wc[16];
-		int n = ibv_poll_cq(cq, 16, wc);
-		if (n < 0)
-			break;
-		out.insert(out.end(), wc, wc + n);
-		if (!n)
-			usleep(1000);
-	}
-	return out;
+	return xiw::poll_cq(cq, want, 5000);
 }
 
 int post_recv(ibv_qp *qp, uint64_t id, void *buf, uint32_t len, uint32_t lkey)
