@@ -275,6 +275,40 @@ perf_once() {
 	shift
 	addr=$S4
 	[ "$cli_dev" = $SDEV ] && addr=$X4
+	# perftest closes its setup connection and listens anew for the
+	# test connection; a client faster than that has its SYN refused:
+	# xiw reports it as "REJECTED; error: -111", siw, which connects
+	# synchronously, fails rdma_connect() itself.  Retry that race, and
+	# only that, with both sides anew: the server has gone on to wait for
+	# the test connection and would take a new client's setup connection
+	# for it.
+	for try in 1 2 3; do
+		perf_server "$tool" "$@"
+		xrun timeout 120 ip netns exec "$cli_ns" "$tool" -R -d "$cli_dev" "$@" "$addr" && break
+		if grep -q "Can't produce a report" "$XIW_TMP/out" &&
+		   grep -q 'Correlation coefficient r^2' "$XIW_TMP/out"; then
+			return 1
+		fi
+		grep -qE 'RDMA_CM_EVENT_REJECTED; error: -111|Function rdma_connect failed' "$XIW_TMP/out" ||
+			fail "$tool client failed"
+		((try < 3)) || fail "$tool client refused three times"
+		stop_pid "$bg"
+		bg=""
+		wait_for 20 not_listening 18515
+	done
+	grep -qE '^ +[0-9]+ +[0-9]+ ' "$XIW_TMP/out" || fail "$tool printed no result row"
+	src=0
+	wait "$bg" || src=$?
+	bg=""
+	sed 's/^/# server: /' "$XIW_TMP/srv"
+	((src == 0)) || fail "$tool server exit $src"
+}
+
+# perf_server TOOL ARGS...: perftest's server in the background ($bg),
+# listening.
+perf_server() {
+	local tool=$1
+	shift
 	ip netns exec "$srv_ns" timeout 120 "$tool" -R -d "$srv_dev" "$@" >"$XIW_TMP/srv" 2>&1 &
 	bg=$!
 	if ! wait_for 20 listening 18515; then
@@ -292,29 +326,6 @@ perf_once() {
 		fi
 		fail "$tool server not listening"
 	fi
-	# perftest closes its setup connection and listens anew for the
-	# test connection; a client faster than that has its SYN refused:
-	# xiw reports it as "REJECTED; error: -111", siw, which connects
-	# synchronously, fails rdma_connect() itself.  Retry that race, and
-	# only that.
-	for try in 1 2 3; do
-		xrun timeout 120 ip netns exec "$cli_ns" "$tool" -R -d "$cli_dev" "$@" "$addr" && break
-		if grep -q "Can't produce a report" "$XIW_TMP/out" &&
-		   grep -q 'Correlation coefficient r^2' "$XIW_TMP/out"; then
-			return 1
-		fi
-		grep -qE 'RDMA_CM_EVENT_REJECTED; error: -111|Function rdma_connect failed' "$XIW_TMP/out" ||
-			fail "$tool client failed"
-		((try < 3)) || fail "$tool client refused three times"
-		kill -0 "$bg" 2>/dev/null || fail "$tool server gone after a refused client"
-		wait_for 20 listening 18515
-	done
-	grep -qE '^ +[0-9]+ +[0-9]+ ' "$XIW_TMP/out" || fail "$tool printed no result row"
-	src=0
-	wait "$bg" || src=$?
-	bg=""
-	sed 's/^/# server: /' "$XIW_TMP/srv"
-	((src == 0)) || fail "$tool server exit $src"
 }
 
 # case_perf CLIENT CRC "TOOL..." ARGS...: each TOOL in turn between the
