@@ -491,6 +491,24 @@ void xiw_qp_event(struct xiw_qp *qp, u8 layer, u8 etype)
 		base_qp->event_handler(&ev, base_qp->qp_context);
 }
 
+/*
+ * An SRQ-attached QP in ERROR takes no more receives from its SRQ: say so
+ * with the Last WQE Reached event, which ib_drain_qp() waits for (up to
+ * 60 s on 6.12) before it drains the receive CQ.
+ */
+static void xiw_qp_last_wqe(struct xiw_qp *qp)
+{
+	struct ib_qp *base_qp = &qp->base_qp;
+	struct ib_event ev = {
+		.device = base_qp->device,
+		.element.qp = base_qp,
+		.event = IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+
+	if (base_qp->event_handler)
+		base_qp->event_handler(&ev, base_qp->qp_context);
+}
+
 /* Change the state under state_lock; then run hooks and flush unlocked. */
 static int xiw_qp_set_state(struct xiw_qp *qp, enum xiw_qp_state new,
 			    enum ib_qp_state ib_state)
@@ -525,8 +543,11 @@ static int xiw_qp_set_state(struct xiw_qp *qp, enum xiw_qp_state new,
 	 * posted before the flush takes those locks is flushed here, one
 	 * posted after sees ERROR and is flushed right away.
 	 */
-	if (new == XIW_QP_ERROR)
+	if (new == XIW_QP_ERROR) {
 		xiw_qp_flush(qp);
+		if (qp->srq)
+			xiw_qp_last_wqe(qp);
+	}
 	if (new == XIW_QP_RTS && tops && tops->sq_kick)
 		tops->sq_kick(qp);
 	return 0;
