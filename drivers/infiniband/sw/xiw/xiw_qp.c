@@ -460,6 +460,20 @@ void xiw_qp_flush(struct xiw_qp *qp)
 	xiw_rq_flush(qp);
 }
 
+/* Deliver an affiliated asynchronous event of @qp to its consumer. */
+static void xiw_qp_raise(struct xiw_qp *qp, enum ib_event_type type)
+{
+	struct ib_qp *base_qp = &qp->base_qp;
+	struct ib_event ev = {
+		.device = base_qp->device,
+		.element.qp = base_qp,
+		.event = type,
+	};
+
+	if (base_qp->event_handler)
+		base_qp->event_handler(&ev, base_qp->qp_context);
+}
+
 /**
  * xiw_qp_event - report the error that ended a connection to the consumer
  * @qp: the QP
@@ -474,39 +488,15 @@ void xiw_qp_flush(struct xiw_qp *qp)
  */
 void xiw_qp_event(struct xiw_qp *qp, u8 layer, u8 etype)
 {
-	struct ib_qp *base_qp = &qp->base_qp;
-	struct ib_event ev = {
-		.device = base_qp->device,
-		.element.qp = base_qp,
-		.event = IB_EVENT_QP_FATAL,
-	};
+	enum ib_event_type type = IB_EVENT_QP_FATAL;
 
 	if ((layer == TERM_LAYER_RDMAP && etype == RDMAP_ETYPE_REMOTE_PROTECTION) ||
 	    (layer == TERM_LAYER_DDP && etype == DDP_ETYPE_TAGGED_BUF))
-		ev.event = IB_EVENT_QP_ACCESS_ERR;
+		type = IB_EVENT_QP_ACCESS_ERR;
 	else if ((layer == TERM_LAYER_RDMAP && etype == RDMAP_ETYPE_REMOTE_OPERATION) ||
 		 (layer == TERM_LAYER_DDP && etype == DDP_ETYPE_UNTAGGED_BUF))
-		ev.event = IB_EVENT_QP_REQ_ERR;
-	if (base_qp->event_handler)
-		base_qp->event_handler(&ev, base_qp->qp_context);
-}
-
-/*
- * An SRQ-attached QP in ERROR takes no more receives from its SRQ: say so
- * with the Last WQE Reached event, which ib_drain_qp() waits for (up to
- * 60 s on 6.12) before it drains the receive CQ.
- */
-static void xiw_qp_last_wqe(struct xiw_qp *qp)
-{
-	struct ib_qp *base_qp = &qp->base_qp;
-	struct ib_event ev = {
-		.device = base_qp->device,
-		.element.qp = base_qp,
-		.event = IB_EVENT_QP_LAST_WQE_REACHED,
-	};
-
-	if (base_qp->event_handler)
-		base_qp->event_handler(&ev, base_qp->qp_context);
+		type = IB_EVENT_QP_REQ_ERR;
+	xiw_qp_raise(qp, type);
 }
 
 /* Change the state under state_lock; then run hooks and flush unlocked. */
@@ -545,8 +535,13 @@ static int xiw_qp_set_state(struct xiw_qp *qp, enum xiw_qp_state new,
 	 */
 	if (new == XIW_QP_ERROR) {
 		xiw_qp_flush(qp);
+		/*
+		 * An SRQ-attached QP in ERROR takes no more receives from
+		 * its SRQ: Last WQE Reached, which ib_drain_qp() waits for
+		 * (up to 60 s on 6.12) before it drains the receive CQ.
+		 */
 		if (qp->srq)
-			xiw_qp_last_wqe(qp);
+			xiw_qp_raise(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	}
 	if (new == XIW_QP_RTS && tops && tops->sq_kick)
 		tops->sq_kick(qp);

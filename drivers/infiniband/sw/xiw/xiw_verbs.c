@@ -207,7 +207,7 @@ int xiw_query_pkey(struct ib_device *ibdev, u32 port, u16 idx, u16 *pkey)
 {
 	if (idx)
 		return -EINVAL;
-	*pkey = 0xffff;
+	*pkey = IB_DEFAULT_PKEY_FULL;
 	return 0;
 }
 

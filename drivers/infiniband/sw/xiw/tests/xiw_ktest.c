@@ -383,6 +383,18 @@ static bool xkt_local_inv(struct xkt_end *e, u32 rkey)
 	return xkt_wait(&w, "LOCAL_INV");
 }
 
+/* An SGE over @p through the DMA MR of @e's PD (virtual DMA: see below). */
+static struct ib_sge xkt_sge(void *p, u32 len, struct xkt_end *e)
+{
+	return (struct ib_sge){ (u64)(uintptr_t)p, len, e->pd->local_dma_lkey };
+}
+
+/* Page @i of the client's 1 MiB made of XKT_SGES chunks. */
+static u8 *xkt_chunk_page(u8 **chunk, int i)
+{
+	return chunk[i / (XKT_CHUNK / PAGE_SIZE)] + (i % (XKT_CHUNK / PAGE_SIZE)) * PAGE_SIZE;
+}
+
 static void xkt_fill(u8 *p, size_t len, u8 seed)
 {
 	size_t i;
@@ -429,13 +441,11 @@ static void xkt_steps(struct xkt *t)
 	/* 1. An 8-SGE Send into an 8-SGE receive, both through the DMA MR. */
 	for (i = 0; i < XKT_SGES; i++) {
 		xkt_fill(chunk[i], 1024, 0x11 * i);
-		sge[i] = (struct ib_sge){ (u64)(uintptr_t)(rbuf + (XKT_SGES - 1 - i) * 1024),
-					   1024, s->pd->local_dma_lkey };
+		sge[i] = xkt_sge(rbuf + (XKT_SGES - 1 - i) * 1024, 1024, s);
 	}
 	ok = !xkt_post_recv(s, &r, sge, XKT_SGES);
 	for (i = 0; i < XKT_SGES; i++)
-		sge[i] = (struct ib_sge){ (u64)(uintptr_t)chunk[i], 1024,
-					   c->pd->local_dma_lkey };
+		sge[i] = xkt_sge(chunk[i], 1024, c);
 	ok = ok && !xkt_post_send(c, &w, IB_WR_SEND, sge, XKT_SGES, 0, 0);
 	ok = ok && xkt_wait(&w, "8-SGE send") && xkt_wait(&r, "8-SGE receive") &&
 	     r.byte_len == XKT_SGES * 1024;
@@ -453,12 +463,11 @@ static void xkt_steps(struct xkt *t)
 
 		ok = true;
 		for (i = 0; i < 3; i++) {
-			sge[i] = (struct ib_sge){ (u64)(uintptr_t)(rbuf + i * 1024), 1024,
-						   s->pd->local_dma_lkey };
+			sge[i] = xkt_sge(rbuf + i * 1024, 1024, s);
 			ok = ok && !xkt_post_recv(s, &rr[i], &sge[i], 1);
 		}
 		ok = ok && !ib_modify_srq(s->srq, &sa, IB_SRQ_LIMIT);
-		sge[3] = (struct ib_sge){ (u64)(uintptr_t)chunk[0], 64, c->pd->local_dma_lkey };
+		sge[3] = xkt_sge(chunk[0], 64, c);
 		for (i = 0; ok && i < 3; i++) {
 			ok = !xkt_post_send(c, &w, IB_WR_SEND, &sge[3], 1, 0, 0) &&
 			     xkt_wait(&w, "send") && xkt_wait(&rr[i], "SRQ receive");
@@ -498,22 +507,18 @@ static void xkt_steps(struct xkt *t)
 
 	for (i = 0; i < XKT_SGES; i++) {
 		xkt_fill(chunk[i], XKT_CHUNK, 0x31 + i);
-		sge[i] = (struct ib_sge){ (u64)(uintptr_t)chunk[i], XKT_CHUNK,
-					   c->pd->local_dma_lkey };
+		sge[i] = xkt_sge(chunk[i], XKT_CHUNK, c);
 	}
 	ok = ok && !xkt_post_send(c, &w, IB_WR_RDMA_WRITE, sge, XKT_SGES, mr->iova,
 				  mr->rkey) && xkt_wait(&w, "1 MiB write");
 	/* A Send behind the Write: when it arrives, the Write has landed. */
-	sge[0] = (struct ib_sge){ (u64)(uintptr_t)rbuf, 64, s->pd->local_dma_lkey };
+	sge[0] = xkt_sge(rbuf, 64, s);
 	ok = ok && !xkt_post_recv(s, &r, sge, 1);
-	sge[0] = (struct ib_sge){ (u64)(uintptr_t)chunk[0], 64, c->pd->local_dma_lkey };
+	sge[0] = xkt_sge(chunk[0], 64, c);
 	ok = ok && !xkt_post_send(c, &w, IB_WR_SEND, sge, 1, 0, 0) &&
 	     xkt_wait(&w, "fence send") && xkt_wait(&r, "fence receive");
 	for (i = 0; ok && i < XKT_PAGES; i++) {
-		u8 *chunk_at = chunk[i / (XKT_CHUNK / PAGE_SIZE)] +
-			       (i % (XKT_CHUNK / PAGE_SIZE)) * PAGE_SIZE;
-
-		ok = !memcmp(page_address(pages[i]), chunk_at, PAGE_SIZE);
+		ok = !memcmp(page_address(pages[i]), xkt_chunk_page(chunk, i), PAGE_SIZE);
 		if (!ok)
 			pr_info("# page %d differs\n", i);
 	}
@@ -521,8 +526,7 @@ static void xkt_steps(struct xkt *t)
 
 	for (i = 0; i < XKT_SGES; i++) {
 		memset(chunk[i], 0, XKT_CHUNK);
-		sge[i] = (struct ib_sge){ (u64)(uintptr_t)chunk[i], XKT_CHUNK,
-					   c->pd->local_dma_lkey };
+		sge[i] = xkt_sge(chunk[i], XKT_CHUNK, c);
 	}
 	for (i = 0; i < XKT_PAGES; i++)
 		xkt_fill(page_address(pages[i]), PAGE_SIZE, 0x55 + i);
@@ -533,15 +537,13 @@ static void xkt_steps(struct xkt *t)
 				    mr->iova + (u64)i * XKT_CHUNK, mr->rkey) &&
 		     xkt_wait(&w, "read");
 	for (i = 0; ok && i < XKT_PAGES; i++)
-		ok = !memcmp(page_address(pages[i]),
-			     chunk[i / (XKT_CHUNK / PAGE_SIZE)] +
-			     (i % (XKT_CHUNK / PAGE_SIZE)) * PAGE_SIZE, PAGE_SIZE);
+		ok = !memcmp(page_address(pages[i]), xkt_chunk_page(chunk, i), PAGE_SIZE);
 	xkt_result(t, ok, "RDMA Read of the 256-page MR returns its pages");
 
 	/* 3. Send with Invalidate: the receive reports the invalidated STag. */
-	sge[0] = (struct ib_sge){ (u64)(uintptr_t)rbuf, 64, s->pd->local_dma_lkey };
+	sge[0] = xkt_sge(rbuf, 64, s);
 	ok = !xkt_post_recv(s, &r, sge, 1);
-	sge[0] = (struct ib_sge){ (u64)(uintptr_t)chunk[0], 64, c->pd->local_dma_lkey };
+	sge[0] = xkt_sge(chunk[0], 64, c);
 	ok = ok && !xkt_post_send(c, &w, IB_WR_SEND_WITH_INV, sge, 1, 0, mr->rkey) &&
 	     xkt_wait(&w, "send with invalidate") && xkt_wait(&r, "receive") &&
 	     (r.wc_flags & IB_WC_WITH_INVALIDATE) && r.inv_rkey == mr->rkey;
@@ -549,7 +551,7 @@ static void xkt_steps(struct xkt *t)
 
 	/* 4. The invalidated MR registers again under a new key; LOCAL_INV. */
 	ok = xkt_reg_mr(s, mr, access);
-	sge[0] = (struct ib_sge){ (u64)(uintptr_t)chunk[0], 4096, c->pd->local_dma_lkey };
+	sge[0] = xkt_sge(chunk[0], 4096, c);
 	ok = ok && !xkt_post_send(c, &w, IB_WR_RDMA_WRITE, sge, 1, mr->iova, mr->rkey) &&
 	     xkt_wait(&w, "write, new key");
 	ok = ok && xkt_local_inv(s, mr->rkey);
@@ -572,7 +574,7 @@ static void xkt_steps(struct xkt *t)
 	 * client's own receive queue is flushed (the server's SRQ is shared
 	 * and keeps its receives).
 	 */
-	sge[0] = (struct ib_sge){ (u64)(uintptr_t)rbuf, 64, c->pd->local_dma_lkey };
+	sge[0] = xkt_sge(rbuf, 64, c);
 	ok = !xkt_post_recv(c, &r, sge, 1);
 	ib_drain_qp(s->id->qp);
 	ib_drain_qp(c->id->qp);
