@@ -35,7 +35,7 @@ t_ktest() {
 	log=$(dmesg | sed -n "/$mark/,\$p")
 	grep -E 'xiw_ktest|TERMINATE' <<<"$log" | sed 's/^/# /'
 	((rc == 0)) || fail "xiw_ktest reported a failure"
-	[ "$(grep -c "xiw_ktest: ok " <<<"$log")" = 10 ] || fail "not all 10 steps passed"
+	[ "$(grep -c "xiw_ktest: ok " <<<"$log")" = 14 ] || fail "not all 14 steps passed"
 	grep -q 'peer sent TERMINATE layer 1 type 1 code 0x00' <<<"$log" ||
 		fail "no TERMINATE for the invalidated STag"
 	xrun rmmod xiw_ktest
@@ -43,5 +43,5 @@ t_ktest() {
 
 ktap_header
 ktap_plan 1
-run_case "kernel consumer: rdma_cm, DMA MR, SRQ, fast-reg 256 pages, invalidate, drain" with_devs t_ktest
+run_case "kernel consumer: rdma_cm, DMA MR, SRQ, fast-reg 256 pages, RFC 7306 atomics and immediate data, invalidate, drain" with_devs t_ktest
 ktap_finish

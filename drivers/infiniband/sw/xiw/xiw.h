@@ -59,6 +59,23 @@
 #define XIW_STAG_KEY_MASK	0xffU
 #define XIW_STAG_INDEX_MAX	0xffffffU
 
+/*
+ * Opcodes beyond the libsiw ABI (enum xiw_opcode), for kernel consumers
+ * only: user SQEs carrying them are refused, and a user QP never produces
+ * a CQE with them.
+ */
+#define XIW_OP_WRITE_WITH_IMM		(XIW_NUM_OPCODES + 0)
+#define XIW_OP_RECV_RDMA_WITH_IMM	(XIW_NUM_OPCODES + 1)
+#define XIW_OP_MASKED_FETCH_AND_ADD	(XIW_NUM_OPCODES + 2)
+#define XIW_OP_MASKED_COMP_AND_SWAP	(XIW_NUM_OPCODES + 3)
+#define XIW_NUM_KOPCODES		(XIW_NUM_OPCODES + 4)
+
+/* CQE flag beyond the libsiw ABI: imm_data is valid (kernel CQs only). */
+#define XIW_WQE_IMM			(1U << 7)
+
+/* Operand length of RFC 7306 atomics and of a verbs atomic result. */
+#define XIW_ATOMIC_LEN			8
+
 struct xiw_mr;
 struct xiw_qp;
 
@@ -223,7 +240,13 @@ struct xiw_krqe {
  * @raddr: remote address (WRITE, READ)
  * @reg_mr: REG_MR: the memory region to (re)register
  * @access: REG_MR: IB_ACCESS_* flags to register with
- * @sge: gather list, or inline data from sge[1] on
+ * @imm: WRITE_WITH_IMM: the immediate data, in network order as posted
+ * @add_swap: atomics: Add Data or Swap Data
+ * @add_swap_mask: atomics: Add Mask (field boundaries) or Swap Mask
+ * @cmp: compare and swap: Compare Data
+ * @cmp_mask: compare and swap: Compare Mask
+ * @sge: gather list, or inline data from sge[1] on; the 8 octet result
+ *	buffer of an atomic
  *
  * The header is the one of struct xiw_sqe; xiw_sqe_fetch() returns user
  * SQEs in this form too.
@@ -239,7 +262,11 @@ struct xiw_ksqe {
 		struct xiw_mr *reg_mr;
 	};
 	u32 access;
-	u32 pad;
+	u32 imm;
+	u64 add_swap;
+	u64 add_swap_mask;
+	u64 cmp;
+	u64 cmp_mask;
 	struct xiw_sge sge[XIW_MAX_SGE_KERNEL];
 };
 
@@ -477,6 +504,8 @@ void xiw_cq_init(struct xiw_cq *cq, u32 num_cqe, struct xiw_cqe *queue,
 int xiw_cqe_add(struct xiw_cq *cq, u64 wr_id, u8 opcode,
 		enum xiw_wc_status status, u32 bytes, u32 inval_stag,
 		struct xiw_qp *qp, bool solicited);
+int xiw_cqe_add_imm(struct xiw_cq *cq, u64 wr_id, u8 opcode, u32 bytes,
+		    u32 imm, struct xiw_qp *qp, bool solicited);
 
 /* xiw_qp.c: the QP interface of the data path and the CM */
 const char *xiw_qp_state_name(enum xiw_qp_state state);
@@ -495,6 +524,8 @@ int xiw_ring_take_rqe(void *ring, u32 idx, bool kernel_ring, u32 max_sge,
 		      struct xiw_krqe *out, u32 *get);
 int xiw_rqe_complete(struct xiw_qp *qp, const struct xiw_krqe *rqe,
 		     u32 bytes, u32 inval_stag, enum xiw_wc_status status);
+int xiw_rqe_complete_imm(struct xiw_qp *qp, const struct xiw_krqe *rqe,
+			 u32 bytes, u32 imm);
 void xiw_qp_flush(struct xiw_qp *qp);
 void xiw_qp_event(struct xiw_qp *qp, u8 layer, u8 etype);
 

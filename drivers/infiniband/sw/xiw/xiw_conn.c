@@ -309,9 +309,11 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	conn->tx_msn[RDMAP_QN_SEND] = 1;
 	conn->tx_msn[RDMAP_QN_READ_REQ] = 1;
 	conn->tx_msn[RDMAP_QN_TERMINATE] = 1;
+	conn->tx_msn[RDMAP_QN_ATOMIC_RESP] = 1;
 	conn->rx_ut[RDMAP_QN_SEND].msn = 1;
 	conn->rx_ut[RDMAP_QN_READ_REQ].msn = 1;
 	conn->rx_term_msn = 1;
+	conn->rx_atomic_msn = 1;
 	conn->rtr_tx = args->mpa.p2p && args->initiator;
 	conn->rtr_rx = args->mpa.p2p && !args->initiator;
 	xiw_tx_init(&conn->tx, args->mpa.crc, args->mpa.markers_tx,

@@ -45,7 +45,7 @@ static const enum ib_wc_status xiw_wc_status_map[XIW_NUM_WC_STATUS] = {
 	[XIW_WC_GENERAL_ERR] = IB_WC_GENERAL_ERR,
 };
 
-static const enum ib_wc_opcode xiw_wc_opcode_map[XIW_NUM_OPCODES] = {
+static const enum ib_wc_opcode xiw_wc_opcode_map[XIW_NUM_KOPCODES] = {
 	[XIW_OP_WRITE] = IB_WC_RDMA_WRITE,
 	[XIW_OP_READ] = IB_WC_RDMA_READ,
 	[XIW_OP_READ_LOCAL_INV] = IB_WC_RDMA_READ,
@@ -58,6 +58,10 @@ static const enum ib_wc_opcode xiw_wc_opcode_map[XIW_NUM_OPCODES] = {
 	[XIW_OP_READ_RESPONSE] = IB_WC_RDMA_READ,
 	[XIW_OP_INVAL_STAG] = IB_WC_LOCAL_INV,
 	[XIW_OP_REG_MR] = IB_WC_REG_MR,
+	[XIW_OP_WRITE_WITH_IMM] = IB_WC_RDMA_WRITE,
+	[XIW_OP_RECV_RDMA_WITH_IMM] = IB_WC_RECV_RDMA_WITH_IMM,
+	[XIW_OP_MASKED_FETCH_AND_ADD] = IB_WC_MASKED_FETCH_ADD,
+	[XIW_OP_MASKED_COMP_AND_SWAP] = IB_WC_MASKED_COMP_SWAP,
 };
 
 static void xiw_cq_work(struct work_struct *work)
@@ -108,6 +112,60 @@ static bool xiw_cq_notify_disarm(struct xiw_cq *cq, bool solicited)
 	}
 }
 
+/*
+ * Write one CQE: @ext is the invalidated STag (@cqe_flags has
+ * XIW_WQE_REM_INVAL), the immediate data (XIW_WQE_IMM) or unused.
+ */
+static int xiw_cqe_put(struct xiw_cq *cq, u64 wr_id, u8 opcode,
+		       enum xiw_wc_status status, u32 bytes, u8 cqe_flags,
+		       u64 ext, struct xiw_qp *qp, bool solicited)
+{
+	struct xiw_cqe *cqe;
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cqe = &cq->queue[cq->cq_put % cq->num_cqe];
+	/* Pairs with the consumer's release of the slot. */
+	if (smp_load_acquire(&cqe->flags) & XIW_WQE_VALID) {
+		cq->overflow++;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		ibdev_dbg_ratelimited(cq->base_cq.device, "CQ %u overflow\n",
+				      cq->id);
+		xiw_cq_raise(cq, XIW_CQ_EV_ERR);
+		return -ENOMEM;
+	}
+	cqe->id = wr_id;
+	cqe->opcode = opcode;
+	cqe->status = status;
+	cqe->bytes = bytes;
+	cqe->imm_data = 0;
+	if (cqe_flags & XIW_WQE_REM_INVAL)
+		cqe->inval_stag = ext;
+	else if (cqe_flags & XIW_WQE_IMM)
+		cqe->imm_data = ext;
+	/*
+	 * User CQs get the QP number libsiw knows from the create QP
+	 * response; kernel CQs, never mapped, carry the QP pointer.
+	 */
+	cqe->qp_id = cq->kernel_verbs ? (u64)(uintptr_t)qp : xiw_qp_id(qp);
+	/* The body must be visible before the consumer sees VALID. */
+	smp_store_release(&cqe->flags, XIW_WQE_VALID | cqe_flags);
+	cq->cq_put++;
+	cq->completions++;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	/*
+	 * Order the CQE before reading the notification word; pairs with
+	 * the barrier in xiw_req_notify_cq() (and libsiw's atomic store)
+	 * so that an arm racing with this CQE is either seen here or sees
+	 * the CQE through IB_CQ_REPORT_MISSED_EVENTS.
+	 */
+	smp_mb();
+	if (xiw_cq_notify_disarm(cq, solicited))
+		xiw_cq_raise(cq, XIW_CQ_EV_COMP);
+	return 0;
+}
+
 /**
  * xiw_cqe_add - write one completion into a CQ
  * @cq: the CQ
@@ -129,53 +187,32 @@ int xiw_cqe_add(struct xiw_cq *cq, u64 wr_id, u8 opcode,
 		enum xiw_wc_status status, u32 bytes, u32 inval_stag,
 		struct xiw_qp *qp, bool solicited)
 {
-	struct xiw_cqe *cqe;
-	unsigned long flags;
-	u8 cqe_flags = XIW_WQE_VALID;
-
-	spin_lock_irqsave(&cq->lock, flags);
-	cqe = &cq->queue[cq->cq_put % cq->num_cqe];
-	/* Pairs with the consumer's release of the slot. */
-	if (smp_load_acquire(&cqe->flags) & XIW_WQE_VALID) {
-		cq->overflow++;
-		spin_unlock_irqrestore(&cq->lock, flags);
-		ibdev_dbg_ratelimited(cq->base_cq.device, "CQ %u overflow\n",
-				      cq->id);
-		xiw_cq_raise(cq, XIW_CQ_EV_ERR);
-		return -ENOMEM;
-	}
-	cqe->id = wr_id;
-	cqe->opcode = opcode;
-	cqe->status = status;
-	cqe->bytes = bytes;
-	cqe->imm_data = 0;
-	if (inval_stag) {
-		cqe->inval_stag = inval_stag;
-		cqe_flags |= XIW_WQE_REM_INVAL;
-	}
-	/*
-	 * User CQs get the QP number libsiw knows from the create QP
-	 * response; kernel CQs, never mapped, carry the QP pointer.
-	 */
-	cqe->qp_id = cq->kernel_verbs ? (u64)(uintptr_t)qp : xiw_qp_id(qp);
-	/* The body must be visible before the consumer sees VALID. */
-	smp_store_release(&cqe->flags, cqe_flags);
-	cq->cq_put++;
-	cq->completions++;
-	spin_unlock_irqrestore(&cq->lock, flags);
-
-	/*
-	 * Order the CQE before reading the notification word; pairs with
-	 * the barrier in xiw_req_notify_cq() (and libsiw's atomic store)
-	 * so that an arm racing with this CQE is either seen here or sees
-	 * the CQE through IB_CQ_REPORT_MISSED_EVENTS.
-	 */
-	smp_mb();
-	if (xiw_cq_notify_disarm(cq, solicited))
-		xiw_cq_raise(cq, XIW_CQ_EV_COMP);
-	return 0;
+	return xiw_cqe_put(cq, wr_id, opcode, status, bytes,
+			   inval_stag ? XIW_WQE_REM_INVAL : 0, inval_stag, qp,
+			   solicited);
 }
 EXPORT_SYMBOL_IF_KUNIT(xiw_cqe_add);
+
+/**
+ * xiw_cqe_add_imm - write a successful completion carrying immediate data
+ * @cq: the CQ, a kernel CQ (libsiw has no way to report immediate data)
+ * @wr_id: work request id
+ * @opcode: XIW_OP_RECV_RDMA_WITH_IMM
+ * @bytes: number of bytes transferred
+ * @imm: the immediate data, in network order
+ * @qp: the QP the work request belongs to
+ * @solicited: the completion is solicited
+ *
+ * Any context; never sleeps.
+ *
+ * Return: 0, or -ENOMEM if the ring was full.
+ */
+int xiw_cqe_add_imm(struct xiw_cq *cq, u64 wr_id, u8 opcode, u32 bytes,
+		    u32 imm, struct xiw_qp *qp, bool solicited)
+{
+	return xiw_cqe_put(cq, wr_id, opcode, XIW_WC_SUCCESS, bytes,
+			   XIW_WQE_IMM, imm, qp, solicited);
+}
 
 /**
  * xiw_cq_init - set up the ring of a CQ
@@ -306,13 +343,16 @@ static void xiw_cqe_to_wc(const struct xiw_cqe *cqe, struct ib_wc *wc)
 	wc->wr_id = cqe->id;
 	wc->status = cqe->status < XIW_NUM_WC_STATUS ?
 		     xiw_wc_status_map[cqe->status] : IB_WC_GENERAL_ERR;
-	wc->opcode = cqe->opcode < XIW_NUM_OPCODES ?
+	wc->opcode = cqe->opcode < XIW_NUM_KOPCODES ?
 		     xiw_wc_opcode_map[cqe->opcode] : IB_WC_SEND;
 	wc->byte_len = cqe->bytes;
 	wc->qp = &((struct xiw_qp *)(uintptr_t)cqe->qp_id)->base_qp;
 	if (cqe->flags & XIW_WQE_REM_INVAL) {
 		wc->ex.invalidate_rkey = cqe->inval_stag;
 		wc->wc_flags = IB_WC_WITH_INVALIDATE;
+	} else if (cqe->flags & XIW_WQE_IMM) {
+		wc->ex.imm_data = (__force __be32)(u32)cqe->imm_data;
+		wc->wc_flags = IB_WC_WITH_IMM;
 	}
 }
 

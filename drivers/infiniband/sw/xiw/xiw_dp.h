@@ -22,27 +22,39 @@
 				 MPA_CRC_LEN + MPA_MARKER_LEN * 130)
 
 /**
- * struct xiw_orq_entry - one of our RDMA Read Requests awaiting its response
- * @sqe: the READ work request (its sge[0] is the data sink)
+ * struct xiw_orq_entry - one of our RDMA Read or Atomic Requests awaiting
+ *	its response
+ * @sqe: the READ or atomic work request (its sge[0] is the data sink)
  * @rtr: a zero-length Read sent as P2P RTR: completes nothing
+ * @atomic: an Atomic Request, answered by an Atomic Response
+ * @req_id: Atomic Request Identifier
  * @received: response octets placed so far
  */
 struct xiw_orq_entry {
 	struct xiw_ksqe sqe;
 	bool rtr;
+	bool atomic;
+	u32 req_id;
 	u32 received;
 };
 
 /**
- * struct xiw_irq_entry - a peer's RDMA Read Request being served
- * @req: the request as received
- * @mr: the source MR (reference held), NULL for a zero-length read
+ * struct xiw_irq_entry - a peer's RDMA Read or Atomic Request being served
+ * @req: the Read Request as received
+ * @mr: the source MR (reference held), NULL for a zero-length read or an
+ *	atomic
  * @sent: response octets transmitted so far
+ * @atomic: an Atomic Request, already executed: send its response
+ * @req_id: Atomic Request Identifier to echo
+ * @orig: the target's value before the atomic
  */
 struct xiw_irq_entry {
 	struct xiw_read_req req;
 	struct xiw_mr *mr;
 	u32 sent;
+	bool atomic;
+	u32 req_id;
+	u64 orig;
 };
 
 /**
@@ -115,12 +127,15 @@ struct xiw_rx_untagged {
  * @tx_sqe_len: total payload of @tx_sqe
  * @tx_sqe_off: payload octets of @tx_sqe framed so far
  * @tx_complete: complete @tx_sqe once @tx_buf is out
- * @tx_msn: next MSN per untagged queue we send on (QN 0, 1, 2)
+ * @tx_imm: the Immediate Data message of a WRITE_WITH_IMM @tx_sqe is next
+ * @tx_atomic_id: Request Identifier of our next Atomic Request
+ * @tx_msn: next MSN per untagged queue we send on (QN 0 to 3)
  *
  * Receive state, used under the socket lock by the data_ready path:
  * @rx: deframer
  * @rx_ut: untagged queues 0 (Send) and 1 (Read Request)
  * @rx_term_msn: next expected MSN of the Terminate queue
+ * @rx_atomic_msn: next expected MSN of the Atomic Response queue
  * @rx_term_body: body of a TERMINATE being received
  */
 struct xiw_conn {
@@ -165,11 +180,14 @@ struct xiw_conn {
 	u32 tx_sqe_len;
 	u32 tx_sqe_off;
 	bool tx_complete;
-	u32 tx_msn[3];
+	bool tx_imm;
+	u32 tx_atomic_id;
+	u32 tx_msn[4];
 
 	struct xiw_rx rx;
 	struct xiw_rx_untagged rx_ut[2];
 	u32 rx_term_msn;
+	u32 rx_atomic_msn;
 	u8 rx_term_body[RDMAP_TERM_MAX_LEN];
 };
 

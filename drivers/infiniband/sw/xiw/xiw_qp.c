@@ -406,6 +406,26 @@ int xiw_rqe_complete(struct xiw_qp *qp, const struct xiw_krqe *rqe,
 			   !!(rqe->flags & XIW_WQE_SOLICITED));
 }
 
+/**
+ * xiw_rqe_complete_imm - complete a receive work request with immediate data
+ * @qp: a kernel QP
+ * @rqe: the RQE as fetched (XIW_WQE_SOLICITED as for xiw_rqe_complete())
+ * @bytes: bytes received
+ * @imm: the immediate data, in network order
+ *
+ * Any context; never sleeps.
+ *
+ * Return: 0, or -ENOMEM if the receive CQ overflowed.
+ */
+int xiw_rqe_complete_imm(struct xiw_qp *qp, const struct xiw_krqe *rqe,
+			 u32 bytes, u32 imm)
+{
+	atomic64_inc(&qp->stats.rq_completed);
+	return xiw_cqe_add_imm(qp->rcq, rqe->id, XIW_OP_RECV_RDMA_WITH_IMM,
+			       bytes, imm, qp,
+			       !!(rqe->flags & XIW_WQE_SOLICITED));
+}
+
 static void xiw_sq_flush(struct xiw_qp *qp)
 {
 	struct xiw_ksqe sqe;
@@ -937,6 +957,55 @@ int xiw_query_qp(struct ib_qp *base_qp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
+/*
+ * An RFC 7306 atomic: one 8 octet result buffer, an 8-aligned target.  The
+ * plain verbs are the masked ones with every bit compared and swapped and
+ * no field boundary in the addition.
+ */
+static int xiw_ksqe_atomic(const struct ib_send_wr *wr,
+			   struct xiw_ksqe *sqe)
+{
+	const struct ib_atomic_wr *aw = atomic_wr(wr);
+
+	if (wr->num_sge != 1 || wr->sg_list[0].length < XIW_ATOMIC_LEN ||
+	    (wr->send_flags & IB_SEND_INLINE) ||
+	    (aw->remote_addr & (XIW_ATOMIC_LEN - 1)))
+		return -EINVAL;
+	sqe->raddr = aw->remote_addr;
+	sqe->rkey = aw->rkey;
+	switch (wr->opcode) {
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		sqe->opcode = XIW_OP_COMP_AND_SWAP;
+		sqe->cmp = aw->compare_add;
+		sqe->cmp_mask = ~0ULL;
+		sqe->add_swap = aw->swap;
+		sqe->add_swap_mask = ~0ULL;
+		break;
+	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		sqe->opcode = XIW_OP_MASKED_COMP_AND_SWAP;
+		sqe->cmp = aw->compare_add;
+		sqe->cmp_mask = aw->compare_add_mask;
+		sqe->add_swap = aw->swap;
+		sqe->add_swap_mask = aw->swap_mask;
+		break;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		sqe->opcode = XIW_OP_FETCH_AND_ADD;
+		sqe->add_swap = aw->compare_add;
+		sqe->add_swap_mask = 0;
+		break;
+	default:
+		sqe->opcode = XIW_OP_MASKED_FETCH_AND_ADD;
+		sqe->add_swap = aw->compare_add;
+		sqe->add_swap_mask = aw->compare_add_mask;
+		break;
+	}
+	sqe->sge[0].laddr = wr->sg_list[0].addr;
+	sqe->sge[0].length = XIW_ATOMIC_LEN;
+	sqe->sge[0].lkey = wr->sg_list[0].lkey;
+	sqe->num_sge = 1;
+	return 0;
+}
+
 /* Map a kernel send WR opcode; also validates per-opcode constraints. */
 static int xiw_ksqe_from_wr(struct xiw_qp *qp, const struct ib_send_wr *wr,
 			    struct xiw_ksqe *sqe)
@@ -959,6 +1028,18 @@ static int xiw_ksqe_from_wr(struct xiw_qp *qp, const struct ib_send_wr *wr,
 		sqe->raddr = rdma_wr(wr)->remote_addr;
 		sqe->rkey = rdma_wr(wr)->rkey;
 		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		/* RFC 7306: an RDMA Write followed by an Immediate Data message. */
+		sqe->opcode = XIW_OP_WRITE_WITH_IMM;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		sqe->rkey = rdma_wr(wr)->rkey;
+		sqe->imm = (__force u32)wr->ex.imm_data;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
+	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return xiw_ksqe_atomic(wr, sqe);
 	case IB_WR_SEND:
 		sqe->opcode = XIW_OP_SEND;
 		break;
@@ -1027,6 +1108,16 @@ static u8 xiw_wr_opcode(enum ib_wr_opcode op)
 		return XIW_OP_INVAL_STAG;
 	case IB_WR_REG_MR:
 		return XIW_OP_REG_MR;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return XIW_OP_WRITE_WITH_IMM;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return XIW_OP_COMP_AND_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return XIW_OP_FETCH_AND_ADD;
+	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
+		return XIW_OP_MASKED_COMP_AND_SWAP;
+	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return XIW_OP_MASKED_FETCH_AND_ADD;
 	default:
 		return XIW_OP_SEND;
 	}

@@ -220,7 +220,9 @@ static enum xiw_proto_err xiw_rx_read_resp_hdr(struct xiw_conn *conn)
 		err = XIW_ERR_RDMAP_OPCODE;
 	} else {
 		e = &conn->orq[conn->orq_head];
-		if (!e->rtr && conn->rx.data_len &&
+		if (e->atomic)
+			err = XIW_ERR_RDMAP_OPCODE;
+		else if (!e->rtr && conn->rx.data_len &&
 		    (!e->sqe.num_sge || h->stag != e->sqe.sge[0].lkey))
 			err = XIW_ERR_DDP_T_INVALID_STAG;
 		else if (!e->rtr && e->received + conn->rx.data_len >
@@ -229,6 +231,177 @@ static enum xiw_proto_err xiw_rx_read_resp_hdr(struct xiw_conn *conn)
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 	return err;
+}
+
+/* An Atomic Response header: it must answer our oldest request. */
+static enum xiw_proto_err xiw_rx_atomic_resp_hdr(struct xiw_conn *conn)
+{
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+	enum xiw_proto_err err = XIW_OK;
+	struct xiw_orq_entry *e;
+	unsigned long flags;
+
+	if (h->msn != conn->rx_atomic_msn)
+		return XIW_ERR_DDP_UT_MSN_RANGE;
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->orq_count) {
+		e = &conn->orq[conn->orq_head];
+		if (!e->atomic || e->req_id != h->u.atomic_resp.req_id)
+			err = XIW_ERR_RDMAP_OPCODE;
+	}
+	/* An empty ORQ was flushed: the response is dropped at its end. */
+	spin_unlock_irqrestore(&conn->lock, flags);
+	return err;
+}
+
+/*
+ * Serializes the read-modify-write of every atomic any xiw device serves,
+ * so they are atomic with respect to each other (IB_ATOMIC_HCA).  Guards
+ * the target words while they are being updated; irqsave, any context.
+ */
+static DEFINE_SPINLOCK(xiw_atomic_lock);
+
+struct xiw_rx_word {
+	u8 *buf;
+	bool store;
+};
+
+static int xiw_rx_word_piece(void *priv, void *kaddr, unsigned int len)
+{
+	struct xiw_rx_word *w = priv;
+
+	lockdep_assert_held(&xiw_atomic_lock);
+	if (w->store)
+		memcpy(kaddr, w->buf, len);
+	else
+		memcpy(w->buf, kaddr, len);
+	w->buf += len;
+	return 0;
+}
+
+/* An Atomic Request: check the target, execute it, queue the response. */
+static enum xiw_proto_err xiw_rx_atomic_req(struct xiw_conn *conn)
+{
+	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_READ_REQ];
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+	const struct xiw_atomic_req *ar = &h->u.atomic_req;
+	struct xiw_qp *qp = conn->qp;
+	enum xiw_access_result res;
+	struct xiw_ddp_queue q;
+	struct xiw_irq_entry *e;
+	struct xiw_rx_word w;
+	enum xiw_proto_err err;
+	unsigned long flags;
+	struct xiw_mr *mr;
+	u64 orig, val;
+	int rv;
+
+	/* Atomics count against the same inbound depth (IRD) as Reads. */
+	spin_lock_irqsave(&conn->lock, flags);
+	q.posted = conn->ird - conn->irq_count;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	q.msn = ut->msn;
+	q.mo = 0;
+	q.buf_len = 0;
+	err = xiw_ddp_check_untagged(h, conn->rx.data_len, &q);
+	if (err)
+		return err;
+
+	res = xiw_mr_lookup(qp->xdev, qp->base_qp.pd, ar->stag,
+			    IB_ACCESS_REMOTE_ATOMIC, ar->to, XIW_ATOMIC_LEN,
+			    &mr);
+	if (res != XIW_ACC_OK) {
+		ibdev_dbg(qp->base_qp.device,
+			  "QP %u: Atomic Request STag 0x%x TO 0x%llx: access %d\n",
+			  xiw_qp_id(qp), ar->stag, ar->to, res);
+		return xiw_rx_read_err(res);
+	}
+	/* The target is a host-order 64 bit word, as verbs define it. */
+	spin_lock_irqsave(&xiw_atomic_lock, flags);
+	w.buf = (u8 *)&orig;
+	w.store = false;
+	rv = xiw_mr_walk(mr, ar->to, XIW_ATOMIC_LEN, xiw_rx_word_piece, &w);
+	if (!rv) {
+		val = xiw_atomic_apply(ar, orig);
+		w.buf = (u8 *)&val;
+		w.store = true;
+		if (val != orig)
+			rv = xiw_mr_walk(mr, ar->to, XIW_ATOMIC_LEN,
+					 xiw_rx_word_piece, &w);
+	}
+	spin_unlock_irqrestore(&xiw_atomic_lock, flags);
+	xiw_mr_put(mr);
+	if (rv)
+		return XIW_ERR_RDMAP_BASE_BOUNDS;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	e = &conn->irq[(conn->irq_head + conn->irq_count) % conn->ird];
+	memset(e, 0, sizeof(*e));
+	e->atomic = true;
+	e->req_id = ar->req_id;
+	e->orig = orig;
+	conn->irq_count++;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	ut->msn++;
+	xiw_conn_kick_tx(conn);
+	return XIW_OK;
+}
+
+/* An Atomic Response: the old value goes to the request's 8 octets. */
+static enum xiw_proto_err xiw_rx_atomic_resp_end(struct xiw_conn *conn)
+{
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+	struct xiw_qp *qp = conn->qp;
+	struct xiw_rx_copy cp;
+	struct xiw_orq_entry done;
+	enum xiw_wc_status st = XIW_WC_SUCCESS;
+	unsigned long flags;
+	u64 value = h->u.atomic_resp.value;
+
+	conn->rx_atomic_msn++;
+	spin_lock_irqsave(&conn->lock, flags);
+	if (!conn->orq_count) {
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return XIW_OK;	/* flushed meanwhile */
+	}
+	done = conn->orq[conn->orq_head];
+	/* Placed under the lock: a flush never completes it half written. */
+	cp.src = (const u8 *)&value;
+	if (xiw_sgl_walk(qp->xdev, qp->base_qp.pd, done.sqe.sge, 1, 0,
+			 XIW_ATOMIC_LEN, IB_ACCESS_LOCAL_WRITE,
+			 xiw_rx_copy_piece, &cp))
+		st = XIW_WC_LOC_PROT_ERR;
+	conn->orq_head = (conn->orq_head + 1) % conn->ord;
+	conn->orq_count--;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	xiw_sqe_complete(qp, &done.sqe, XIW_ATOMIC_LEN, st);
+	if (st != XIW_WC_SUCCESS)
+		xiw_qp_modify(qp, XIW_QP_ERROR);
+	xiw_conn_kick_tx(conn);	/* a fenced or ORQ-bound request */
+	return XIW_OK;
+}
+
+/* Immediate Data (RFC 7306): completes the receive it was bound to. */
+static enum xiw_proto_err xiw_rx_imm_end(struct xiw_conn *conn)
+{
+	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+	unsigned long flags;
+	bool owned;
+
+	ut->msn++;
+	ut->mo = 0;
+	spin_lock_irqsave(&conn->lock, flags);
+	owned = ut->active;
+	ut->active = false;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (!owned)
+		return XIW_OK;	/* flushed meanwhile */
+	if (h->opcode == RDMAP_OP_IMM_DATA_SE)
+		ut->rqe.flags |= XIW_WQE_SOLICITED;
+	xiw_rqe_complete_imm(conn->qp, &ut->rqe, 0,
+			     (__force u32)cpu_to_be32(h->u.imm_data >> 32));
+	return XIW_OK;
 }
 
 static void xiw_rx_terminate(struct xiw_conn *conn, const u8 *body, u32 len)
@@ -274,8 +447,21 @@ static enum xiw_proto_err xiw_rx_hdr(struct xiw_conn *conn)
 		if (h->msn != conn->rx_term_msn || h->mo)
 			return XIW_ERR_DDP_UT_MSN_RANGE;
 		return XIW_OK;
+	case RDMAP_OP_IMM_DATA:
+	case RDMAP_OP_IMM_DATA_SE:
+		/* libsiw cannot report immediate data: user QPs refuse it. */
+		if (!conn->qp->kernel_verbs)
+			return XIW_ERR_RDMAP_OPCODE;
+		if (READ_ONCE(conn->rtr_rx))
+			return XIW_ERR_MPA_NO_MATCHING_RTR;
+		return xiw_rx_send_hdr(conn);
+	case RDMAP_OP_ATOMIC_REQ:
+		if (READ_ONCE(conn->rtr_rx))
+			return XIW_ERR_MPA_NO_MATCHING_RTR;
+		return XIW_OK;	/* single segment: executed at its end */
+	case RDMAP_OP_ATOMIC_RESP:
+		return xiw_rx_atomic_resp_hdr(conn);
 	default:
-		/* RFC 7306 operations are not offered on this connection. */
 		return XIW_ERR_RDMAP_OPCODE;
 	}
 }
@@ -438,6 +624,16 @@ static enum xiw_proto_err xiw_rx_end(struct xiw_conn *conn)
 	case RDMAP_OP_SEND_INV:
 	case RDMAP_OP_SEND_SE_INV:
 		err = xiw_rx_send_end(conn);
+		break;
+	case RDMAP_OP_IMM_DATA:
+	case RDMAP_OP_IMM_DATA_SE:
+		err = xiw_rx_imm_end(conn);
+		break;
+	case RDMAP_OP_ATOMIC_REQ:
+		err = xiw_rx_atomic_req(conn);
+		break;
+	case RDMAP_OP_ATOMIC_RESP:
+		err = xiw_rx_atomic_resp_end(conn);
 		break;
 	case RDMAP_OP_TERMINATE:
 		conn->rx_term_msn++;

@@ -255,6 +255,24 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 		return 0;
 	}
 	e = &conn->irq[conn->irq_head];
+	if (e->atomic) {
+		/* Executed on arrival; the response carries the old value. */
+		xiw_tx_untagged(&h, RDMAP_OP_ATOMIC_RESP, RDMAP_QN_ATOMIC_RESP,
+				conn->tx_msn[RDMAP_QN_ATOMIC_RESP], 0, true);
+		h.u.atomic_resp.req_id = e->req_id;
+		h.u.atomic_resp.value = e->orig;
+		spin_unlock_irqrestore(&conn->lock, flags);
+		rv = xiw_tx_frame(conn, &h, NULL, 0);
+		if (rv)
+			return rv;
+		conn->tx_msn[RDMAP_QN_ATOMIC_RESP]++;
+		*built = true;
+		spin_lock_irqsave(&conn->lock, flags);
+		conn->irq_head = (conn->irq_head + 1) % conn->ird;
+		conn->irq_count--;
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return 0;
+	}
 	seg = min(e->req.size - e->sent, max);
 	last = e->sent + seg == e->req.size;
 	if (seg)
@@ -318,10 +336,20 @@ static bool xiw_tx_next_sqe(struct xiw_conn *conn)
 		spin_unlock_irqrestore(&conn->lock, flags);
 		conn->tx_sqe_len = xiw_sqe_length(sqe);
 		conn->tx_sqe_off = 0;
+		conn->tx_imm = false;
 		switch (sqe->opcode) {
 		case XIW_OP_SEND:
 		case XIW_OP_SEND_REMOTE_INV:
 		case XIW_OP_WRITE:
+			return true;
+		case XIW_OP_WRITE_WITH_IMM:
+			/* Without data the Write itself is left out. */
+			conn->tx_imm = !conn->tx_sqe_len;
+			return true;
+		case XIW_OP_FETCH_AND_ADD:
+		case XIW_OP_COMP_AND_SWAP:
+		case XIW_OP_MASKED_FETCH_AND_ADD:
+		case XIW_OP_MASKED_COMP_AND_SWAP:
 			return true;
 		case XIW_OP_READ:
 		case XIW_OP_READ_LOCAL_INV:
@@ -338,6 +366,45 @@ static bool xiw_tx_next_sqe(struct xiw_conn *conn)
 	}
 }
 
+static bool xiw_sqe_is_atomic(u8 opcode)
+{
+	return opcode == XIW_OP_FETCH_AND_ADD ||
+	       opcode == XIW_OP_COMP_AND_SWAP ||
+	       opcode == XIW_OP_MASKED_FETCH_AND_ADD ||
+	       opcode == XIW_OP_MASKED_COMP_AND_SWAP;
+}
+
+/* Reads and atomics wait in the ORQ for their response. */
+static bool xiw_sqe_uses_orq(u8 opcode)
+{
+	return opcode == XIW_OP_READ || opcode == XIW_OP_READ_LOCAL_INV ||
+	       xiw_sqe_is_atomic(opcode);
+}
+
+/* The Atomic Request header of @sqe (RFC 7306); takes the next id. */
+static void xiw_tx_atomic_req(struct xiw_conn *conn,
+			      const struct xiw_ksqe *sqe,
+			      struct xiw_rdmap_hdr *h)
+{
+	struct xiw_atomic_req *ar = &h->u.atomic_req;
+	bool add = sqe->opcode == XIW_OP_FETCH_AND_ADD ||
+		   sqe->opcode == XIW_OP_MASKED_FETCH_AND_ADD;
+
+	/* Atomic Requests share the Read Request queue and its MSNs. */
+	xiw_tx_untagged(h, RDMAP_OP_ATOMIC_REQ, RDMAP_QN_READ_REQ,
+			conn->tx_msn[RDMAP_QN_READ_REQ]++, 0, true);
+	ar->op = add ? RDMAP_ATOMIC_FETCHADD : RDMAP_ATOMIC_CMPSWAP;
+	ar->req_id = conn->tx_atomic_id++;
+	ar->stag = sqe->rkey;
+	ar->to = sqe->raddr;
+	ar->data = sqe->add_swap;
+	ar->data_mask = sqe->add_swap_mask;
+	if (!add) {
+		ar->cmp = sqe->cmp;
+		ar->cmp_mask = sqe->cmp_mask;
+	}
+}
+
 /*
  * Build the next segment of the current send work request.  Returns 0 with
  * *built false when the request must wait (Read fence, ORQ full).
@@ -348,12 +415,13 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	struct xiw_rdmap_hdr h;
 	unsigned long flags;
 	u32 seg = 0, max;
-	bool last;
+	bool last, active;
 	u8 op;
 	int rv;
 
 	*built = false;
-	if (sqe->opcode == XIW_OP_READ || sqe->opcode == XIW_OP_READ_LOCAL_INV) {
+	if (xiw_sqe_uses_orq(sqe->opcode)) {
+		bool atomic = xiw_sqe_is_atomic(sqe->opcode);
 		struct xiw_orq_entry *e;
 
 		spin_lock_irqsave(&conn->lock, flags);
@@ -370,11 +438,19 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		e = &conn->orq[(conn->orq_head + conn->orq_count) % conn->ord];
 		e->sqe = *sqe;
 		e->rtr = false;
+		e->atomic = atomic;
+		e->req_id = conn->tx_atomic_id;
 		e->received = 0;
 		conn->orq_count++;
 		conn->tx_sqe_active = false;
 		spin_unlock_irqrestore(&conn->lock, flags);
 
+		if (atomic) {
+			xiw_tx_atomic_req(conn, sqe, &h);
+			rv = xiw_tx_frame(conn, &h, NULL, 0);
+			*built = !rv;
+			return rv;
+		}
 		xiw_tx_untagged(&h, RDMAP_OP_READ_REQ, RDMAP_QN_READ_REQ,
 				conn->tx_msn[RDMAP_QN_READ_REQ]++, 0, true);
 		if (sqe->num_sge) {
@@ -389,7 +465,30 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		return rv;
 	}
 
-	if (sqe->opcode == XIW_OP_WRITE) {
+	if (conn->tx_imm) {
+		/* The Write is out: its Immediate Data message completes it. */
+		spin_lock_irqsave(&conn->lock, flags);
+		active = conn->tx_sqe_active;
+		spin_unlock_irqrestore(&conn->lock, flags);
+		if (!active)
+			return 0;	/* flushed under us */
+		xiw_tx_untagged(&h, (sqe->flags & XIW_WQE_SOLICITED) ?
+				RDMAP_OP_IMM_DATA_SE : RDMAP_OP_IMM_DATA,
+				RDMAP_QN_SEND, conn->tx_msn[RDMAP_QN_SEND], 0,
+				true);
+		/* The four octets of verbs immediate data lead the eight. */
+		h.u.imm_data = (u64)be32_to_cpu((__force __be32)sqe->imm) << 32;
+		rv = xiw_tx_frame(conn, &h, NULL, 0);
+		if (rv)
+			return rv;
+		conn->tx_msn[RDMAP_QN_SEND]++;
+		conn->tx_imm = false;
+		conn->tx_complete = true;
+		*built = true;
+		return 0;
+	}
+
+	if (sqe->opcode == XIW_OP_WRITE || sqe->opcode == XIW_OP_WRITE_WITH_IMM) {
 		op = RDMAP_OP_WRITE;
 	} else if (sqe->opcode == XIW_OP_SEND_REMOTE_INV) {
 		op = (sqe->flags & XIW_WQE_SOLICITED) ? RDMAP_OP_SEND_SE_INV :
@@ -431,7 +530,10 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	if (rv)
 		return rv;
 	conn->tx_sqe_off += seg;
-	conn->tx_complete = last;
+	if (last && sqe->opcode == XIW_OP_WRITE_WITH_IMM)
+		conn->tx_imm = true;
+	else
+		conn->tx_complete = last;
 	*built = true;
 	return 0;
 }
@@ -459,7 +561,7 @@ static int xiw_tx_build(struct xiw_conn *conn, bool *built)
 	}
 	if (READ_ONCE(conn->rtr_rx))
 		return 0;	/* the responder speaks after the RTR */
-	if (conn->tx_sqe_active && conn->tx_sqe_off)
+	if (conn->tx_sqe_active && (conn->tx_sqe_off || conn->tx_imm))
 		return xiw_tx_build_sqe(conn, built);
 	rv = xiw_tx_build_read_resp(conn, built);
 	if (rv || *built)

@@ -56,7 +56,13 @@ int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_rd_atom = XIW_MAX_ORD_QP;
 	attr->max_qp_init_rd_atom = XIW_MAX_IRD_QP;
 	attr->max_res_rd_atom = XIW_MAX_QP * XIW_MAX_IRD_QP;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/*
+	 * RFC 7306 atomics are carried for kernel consumers (and served to
+	 * any peer); the libsiw ABI has no atomic work request, so a user
+	 * context is told there are none.  ib_core caches the kernel view.
+	 */
+	attr->atomic_cap = udata ? IB_ATOMIC_NONE : IB_ATOMIC_HCA;
+	attr->masked_atomic_cap = attr->atomic_cap;
 	attr->max_srq = XIW_MAX_SRQ;
 	attr->max_srq_wr = XIW_MAX_SRQ_WR;
 	attr->max_srq_sge = XIW_MAX_SGE_USER;

@@ -56,6 +56,49 @@ static const struct xiw_rdmap_opinfo xiw_rdmap_ops[RDMAP_OP_COUNT] = {
 	    RDMAP_ATOMIC_RESP_LEN),
 };
 
+/*
+ * Add @a and @b where a set bit of @bounds ends a field: the carry out of
+ * that bit is dropped instead of flowing into the next field.
+ */
+static u64 xiw_atomic_field_add(u64 a, u64 b, u64 bounds)
+{
+	u64 sum = 0, carry = 0;
+	unsigned int i;
+
+	if (!bounds)
+		return a + b;
+	for (i = 0; i < 64; i++) {
+		u64 bit = (u64)1 << i;
+		u64 t = ((a >> i) & 1) + ((b >> i) & 1) + carry;
+
+		if (t & 1)
+			sum |= bit;
+		carry = (bounds & bit) ? 0 : t >> 1;
+	}
+	return sum;
+}
+
+/**
+ * xiw_atomic_apply() - the new value of an RFC 7306 atomic's target
+ * @ar: the Atomic Request (its opcode already validated)
+ * @orig: the 64 bit target value before the operation
+ *
+ * FetchAdd adds Add Data, with the Add Mask marking the last bit of each
+ * independent field.  CmpSwap compares the bits selected by Compare Mask
+ * and, when they match, replaces the bits selected by Swap Mask.  The
+ * caller returns @orig in the Atomic Response either way.
+ *
+ * Return: the value to store, @orig when a compare fails.
+ */
+u64 xiw_atomic_apply(const struct xiw_atomic_req *ar, u64 orig)
+{
+	if (ar->op == RDMAP_ATOMIC_FETCHADD)
+		return xiw_atomic_field_add(orig, ar->data, ar->data_mask);
+	if ((orig ^ ar->cmp) & ar->cmp_mask)
+		return orig;
+	return (orig & ~ar->data_mask) | (ar->data & ar->data_mask);
+}
+
 /**
  * xiw_rdmap_op_lookup() - static properties of an RDMAP opcode
  * @opcode: 4 bit opcode

@@ -472,6 +472,7 @@ struct xiw_rdmap_hdr {
 };
 
 const struct xiw_rdmap_opinfo *xiw_rdmap_op_lookup(u8 opcode);
+u64 xiw_atomic_apply(const struct xiw_atomic_req *ar, u64 orig);
 enum xiw_proto_err xiw_ddp_ctrl_check(u8 ddp_ctrl, u8 rdmap_ctrl,
 				      const struct xiw_rdmap_opinfo **info);
 enum xiw_proto_err xiw_rdmap_hdr_parse(const u8 *p, size_t len,

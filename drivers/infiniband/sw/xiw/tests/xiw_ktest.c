@@ -40,6 +40,7 @@ struct xkt_wr {
 	u32 byte_len;
 	int wc_flags;
 	u32 inv_rkey;
+	__be32 imm;
 };
 
 struct xkt_end {
@@ -86,6 +87,7 @@ static void xkt_done(struct ib_cq *cq, struct ib_wc *wc)
 	w->wc_flags = wc->wc_flags;
 	w->inv_rkey = wc->wc_flags & IB_WC_WITH_INVALIDATE ?
 		      wc->ex.invalidate_rkey : 0;
+	w->imm = wc->wc_flags & IB_WC_WITH_IMM ? wc->ex.imm_data : 0;
 	complete(&w->done);
 }
 
@@ -349,6 +351,48 @@ static int xkt_post_recv(struct xkt_end *e, struct xkt_wr *w,
 	return ib_post_recv(e->id->qp, &wr, NULL);
 }
 
+/* One RFC 7306 atomic on the 8 octets at @raddr; the old value lands in @sge. */
+static int xkt_post_atomic(struct xkt_end *e, struct xkt_wr *w,
+			   enum ib_wr_opcode op, struct ib_sge *sge, u64 raddr,
+			   u32 rkey, u64 cmp_add, u64 swap, u64 cmp_add_mask,
+			   u64 swap_mask)
+{
+	struct ib_atomic_wr wr = {};
+
+	xkt_wr_init(w);
+	wr.wr.wr_cqe = &w->cqe;
+	wr.wr.opcode = op;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.sg_list = sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = raddr;
+	wr.rkey = rkey;
+	wr.compare_add = cmp_add;
+	wr.swap = swap;
+	wr.compare_add_mask = cmp_add_mask;
+	wr.swap_mask = swap_mask;
+	return ib_post_send(e->id->qp, &wr.wr, NULL);
+}
+
+/* RDMA Write with Immediate of @sge (none: zero length) to @raddr. */
+static int xkt_post_write_imm(struct xkt_end *e, struct xkt_wr *w,
+			      struct ib_sge *sge, u64 raddr, u32 rkey,
+			      __be32 imm, int flags)
+{
+	struct ib_rdma_wr wr = {};
+
+	xkt_wr_init(w);
+	wr.wr.wr_cqe = &w->cqe;
+	wr.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+	wr.wr.send_flags = IB_SEND_SIGNALED | flags;
+	wr.wr.sg_list = sge;
+	wr.wr.num_sge = sge ? 1 : 0;
+	wr.wr.ex.imm_data = imm;
+	wr.remote_addr = raddr;
+	wr.rkey = rkey;
+	return ib_post_send(e->id->qp, &wr.wr, NULL);
+}
+
 /* IB_WR_REG_MR of @mr with a new key and @access; waits for it. */
 static bool xkt_reg_mr(struct xkt_end *e, struct ib_mr *mr, int access)
 {
@@ -401,6 +445,112 @@ static void xkt_fill(u8 *p, size_t len, u8 seed)
 
 	for (i = 0; i < len; i++)
 		p[i] = (u8)(seed + i * 13 + (i >> 9));
+}
+
+/*
+ * RFC 7306 on a connected pair: atomics on the first word of @mr's first
+ * page @word, results into @res (16 words of the client), and Write with
+ * Immediate into @mr's second page @page1.  Three results.
+ */
+static void xkt_rfc7306(struct xkt *t, struct ib_mr *mr, u64 *word,
+			u8 *page1, u64 *res, u8 *src, u8 *rbuf)
+{
+	struct xkt_end *c = &t->cli, *s = &t->srv;
+	struct xkt_wr w, r, *many;
+	struct ib_sge sge, rsge;
+	bool ok, seen[16] = {};
+	int i;
+
+	/* Sixteen completions (with lockdep maps) do not fit the stack. */
+	many = kcalloc(16, sizeof(*many), GFP_KERNEL);
+	if (!many) {
+		xkt_result(t, false, "memory for the RFC 7306 steps");
+		return;
+	}
+
+	sge = xkt_sge(res, 8, c);
+	*word = 1000;
+	ok = !xkt_post_atomic(c, &w, IB_WR_ATOMIC_FETCH_AND_ADD, &sge,
+			      mr->iova, mr->rkey, 234, 0, 0, 0) &&
+	     xkt_wait(&w, "fetch-add") && w.opcode == IB_WC_FETCH_ADD &&
+	     w.byte_len == 8 && res[0] == 1000 && READ_ONCE(*word) == 1234;
+	ok = ok && !xkt_post_atomic(c, &w, IB_WR_ATOMIC_CMP_AND_SWP, &sge,
+				    mr->iova, mr->rkey, 1234, 77, 0, 0) &&
+	     xkt_wait(&w, "cmp-swap") && w.opcode == IB_WC_COMP_SWAP &&
+	     res[0] == 1234 && READ_ONCE(*word) == 77;
+	ok = ok && !xkt_post_atomic(c, &w, IB_WR_ATOMIC_CMP_AND_SWP, &sge,
+				    mr->iova, mr->rkey, 5, 99, 0, 0) &&
+	     xkt_wait(&w, "cmp-swap, no match") && res[0] == 77 &&
+	     READ_ONCE(*word) == 77;
+	/* Two 32 bit counters in one word: the low one wraps alone. */
+	*word = 0x00000000ffffffffULL;
+	ok = ok && !xkt_post_atomic(c, &w, IB_WR_MASKED_ATOMIC_FETCH_AND_ADD,
+				    &sge, mr->iova, mr->rkey,
+				    0x0000000100000001ULL, 0,
+				    0x8000000080000000ULL, 0) &&
+	     xkt_wait(&w, "masked fetch-add") &&
+	     w.opcode == IB_WC_MASKED_FETCH_ADD &&
+	     res[0] == 0x00000000ffffffffULL &&
+	     READ_ONCE(*word) == 0x0000000100000000ULL;
+	*word = 0x0123456789abcdefULL;
+	ok = ok && !xkt_post_atomic(c, &w, IB_WR_MASKED_ATOMIC_CMP_AND_SWP,
+				    &sge, mr->iova, mr->rkey,
+				    0x0123456700000000ULL, 0xffff,
+				    0xffffffff00000000ULL, 0xffff) &&
+	     xkt_wait(&w, "masked cmp-swap") &&
+	     w.opcode == IB_WC_MASKED_COMP_SWAP &&
+	     res[0] == 0x0123456789abcdefULL &&
+	     READ_ONCE(*word) == 0x0123456789abffffULL;
+	/* The target must be 8-aligned: refused when posted. */
+	ok = ok && xkt_post_atomic(c, &w, IB_WR_ATOMIC_FETCH_AND_ADD, &sge,
+				   mr->iova + 4, mr->rkey, 1, 0, 0, 0) == -EINVAL;
+	xkt_result(t, ok, "RFC 7306 FetchAdd and CmpSwap, plain and masked, old value returned");
+
+	/* 16 at once through ORD 4: each sees a distinct old value. */
+	*word = 0;
+	ok = true;
+	for (i = 0; ok && i < 16; i++) {
+		struct ib_sge one = xkt_sge(&res[i], 8, c);
+
+		res[i] = ~0ULL;
+		ok = !xkt_post_atomic(c, &many[i], IB_WR_ATOMIC_FETCH_AND_ADD,
+				      &one, mr->iova, mr->rkey, 1, 0, 0, 0);
+	}
+	for (i = 0; ok && i < 16; i++) {
+		ok = xkt_wait(&many[i], "fetch-add of 16") && res[i] < 16 &&
+		     !seen[res[i]];
+		if (ok)
+			seen[res[i]] = true;
+	}
+	ok = ok && READ_ONCE(*word) == 16;
+	xkt_result(t, ok, "16 FetchAdds posted at once through ORD 4: old values 0..15, total 16");
+
+	/* Write with Immediate: the data, then one receive with the value. */
+	xkt_fill(src, PAGE_SIZE, 0x77);
+	memset(page1, 0, PAGE_SIZE);
+	rsge = xkt_sge(rbuf, 64, s);
+	sge = xkt_sge(src, PAGE_SIZE, c);
+	ok = !xkt_post_recv(s, &r, &rsge, 1) &&
+	     !xkt_post_write_imm(c, &w, &sge, mr->iova + PAGE_SIZE, mr->rkey,
+				 cpu_to_be32(0xfeedf00d), 0) &&
+	     xkt_wait(&w, "write with imm") && w.opcode == IB_WC_RDMA_WRITE &&
+	     xkt_wait(&r, "imm receive") &&
+	     r.opcode == IB_WC_RECV_RDMA_WITH_IMM &&
+	     (r.wc_flags & IB_WC_WITH_IMM) &&
+	     r.imm == cpu_to_be32(0xfeedf00d) && !memcmp(page1, src, PAGE_SIZE);
+	/* Zero length, solicited: only the Immediate Data message goes. */
+	ok = ok && !xkt_post_recv(s, &r, &rsge, 1) &&
+	     !xkt_post_write_imm(c, &w, NULL, 0, 0, cpu_to_be32(7),
+				 IB_SEND_SOLICITED) &&
+	     xkt_wait(&w, "zero-length write with imm") &&
+	     xkt_wait(&r, "imm receive") && r.byte_len == 0 &&
+	     r.imm == cpu_to_be32(7);
+	xkt_result(t, ok, "RDMA Write with Immediate: data placed, receive has IB_WC_WITH_IMM and the value");
+	/* A request still outstanding (a failed run) may complete later. */
+	for (i = 0; i < 16; i++)
+		if (!completion_done(&many[i].done))
+			return;
+	kfree(many);
 }
 
 /* The steps on a connected pair. */
@@ -548,6 +698,16 @@ static void xkt_steps(struct xkt *t)
 	     xkt_wait(&w, "send with invalidate") && xkt_wait(&r, "receive") &&
 	     (r.wc_flags & IB_WC_WITH_INVALIDATE) && r.inv_rkey == mr->rkey;
 	xkt_result(t, ok, "Send with Invalidate: receive has IB_WC_WITH_INVALIDATE and the STag");
+
+	/* 3b. RFC 7306 through the MR, registered again with atomic rights. */
+	ok = xkt_reg_mr(s, mr, access | IB_ACCESS_REMOTE_ATOMIC);
+	xkt_result(t, ok, "fast-reg again with IB_ACCESS_REMOTE_ATOMIC");
+	if (ok) {
+		xkt_rfc7306(t, mr, page_address(pages[0]),
+			    page_address(pages[1]), (u64 *)chunk[0], chunk[1],
+			    rbuf);
+		ok = xkt_local_inv(s, mr->rkey);
+	}
 
 	/* 4. The invalidated MR registers again under a new key; LOCAL_INV. */
 	ok = xkt_reg_mr(s, mr, access);
