@@ -25,9 +25,16 @@ with_devs() {
 	"$@"
 }
 
+# One counter of a device's port (rdma statistic).
+hw_counter() {
+	rdma statistic show link "$1/1" | tr ' ' '\n' | grep -A1 -x "$2" | tail -1
+}
+
 t_ktest() {
-	local mark log rc=0
+	local mark log rc=0 zc0 zc1
 	need_module xiw_ktest || fail "cannot load xiw_ktest"
+	zc0=$(hw_counter xkb tx_zcopy_fpdus)
+	[ -n "$zc0" ] || fail "no tx_zcopy_fpdus counter on xkb"
 	mark="xiw_kconsumer: $(date +%s%N)"
 	echo "$mark" >/dev/kmsg
 	echo "# + echo '192.0.2.1 198.51.100.1' > /sys/module/xiw_ktest/parameters/run"
@@ -38,6 +45,12 @@ t_ktest() {
 	[ "$(grep -c "xiw_ktest: ok " <<<"$log")" = 14 ] || fail "not all 14 steps passed"
 	grep -q 'peer sent TERMINATE layer 1 type 1 code 0x00' <<<"$log" ||
 		fail "no TERMINATE for the invalidated STag"
+	# The client's 1 MiB Write comes from page-allocator memory over lo
+	# (64 KiB MSS): its payload goes out zero-copy, and the step above
+	# compared every page.
+	zc1=$(hw_counter xkb tx_zcopy_fpdus)
+	echo "# xkb tx_zcopy_fpdus $zc0 -> $zc1"
+	((zc1 >= zc0 + 16)) || fail "the 1 MiB Write did not go out zero-copy"
 	xrun rmmod xiw_ktest
 }
 

@@ -110,6 +110,11 @@ struct xiw_qp;
  * @mpa_policy: MPA negotiation policy of new connections (xiw_cm.c); its
  *	@p2p accepts peer-to-peer mode as responder
  * @mpa_p2p_initiator: request peer-to-peer mode as initiator
+ * @stats: data path counters, reported by xiw_get_hw_stats()
+ * @stats.tx_fpdus: FPDUs handed to TCP
+ * @stats.tx_bytes: octets of those FPDUs
+ * @stats.tx_zc_fpdus: FPDUs whose payload went out zero-copy
+ * @stats.tx_zc_bytes: payload octets sent zero-copy
  */
 struct xiw_device {
 	struct ib_device base_dev;
@@ -136,6 +141,13 @@ struct xiw_device {
 
 	struct xiw_mpa_policy mpa_policy;
 	bool mpa_p2p_initiator;
+
+	struct {
+		atomic64_t tx_fpdus;
+		atomic64_t tx_bytes;
+		atomic64_t tx_zc_fpdus;
+		atomic64_t tx_zc_bytes;
+	} stats;
 };
 
 /**
@@ -518,7 +530,10 @@ int xiw_qp_connect(struct xiw_qp *qp, const struct xiw_qp_transport_ops *tops,
 int xiw_sqe_fetch(struct xiw_qp *qp, struct xiw_ksqe *sqe);
 int xiw_sqe_complete(struct xiw_qp *qp, const struct xiw_ksqe *sqe,
 		     u32 bytes, enum xiw_wc_status status);
-int xiw_sqe_local_op(struct xiw_qp *qp, const struct xiw_ksqe *sqe);
+int xiw_sqe_complete_id(struct xiw_qp *qp, u64 id, u8 opcode, u16 flags,
+			u32 bytes, enum xiw_wc_status status);
+enum xiw_wc_status xiw_sqe_local_exec(struct xiw_qp *qp,
+				      const struct xiw_ksqe *sqe);
 int xiw_rqe_fetch(struct xiw_qp *qp, struct xiw_krqe *rqe);
 int xiw_ring_take_rqe(void *ring, u32 idx, bool kernel_ring, u32 max_sge,
 		      struct xiw_krqe *out, u32 *get);

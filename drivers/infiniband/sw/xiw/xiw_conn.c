@@ -226,6 +226,7 @@ static void xiw_conn_flush(struct xiw_qp *qp)
 
 static void xiw_conn_free(struct xiw_conn *conn)
 {
+	xiw_tx_pq_detach(conn);
 	kvfree(conn->tx_payload);
 	kvfree(conn->tx_buf);
 	kfree(conn->irq);
@@ -326,7 +327,9 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	conn->irq = kcalloc(ird, sizeof(*conn->irq), GFP_KERNEL);
 	conn->tx_buf = kvmalloc(XIW_TX_BUF_LEN, GFP_KERNEL);
 	conn->tx_payload = kvmalloc(MPA_MAX_ULPDU, GFP_KERNEL);
-	if (!conn->orq || !conn->irq || !conn->tx_buf || !conn->tx_payload)
+	conn->tx_pq = xiw_tx_pq_create(conn);
+	if (!conn->orq || !conn->irq || !conn->tx_buf || !conn->tx_payload ||
+	    !conn->tx_pq)
 		goto err_free;
 
 	rv = xiw_qp_connect(qp, &xiw_tcp_transport_ops, conn, ord, ird);

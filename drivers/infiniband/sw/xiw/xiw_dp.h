@@ -13,6 +13,8 @@
 #include "xiw.h"
 #include "xiw_conn.h"
 #include <linux/mutex.h>
+#include <linux/bvec.h>
+#include <linux/skbuff.h>
 
 #include "xiw_mem.h"
 #include "xiw_proto.h"
@@ -73,6 +75,72 @@ struct xiw_rx_untagged {
 	u32 buf_len;
 };
 
+/* Transmitted send work requests whose completion may still wait. */
+#define XIW_TX_PEND		128
+
+/* Page pieces of one zero-copy FPDU payload (64 KiB and a straddle). */
+#define XIW_TX_ZC_VECS		20
+
+/* Smallest FPDU payload sent zero-copy; below it a copy is cheaper. */
+#define XIW_TX_ZC_MIN		8192
+
+struct xiw_tx_pq;
+
+/**
+ * struct xiw_tx_pend - a send work request that left the transmit engine
+ *	(or is being framed zero-copy) and may not complete yet
+ * @ubuf: zero-copy notification: its reference count is one per skb that
+ *	holds the request's pages plus one while the engine frames it; the
+ *	last put calls xiw_tx_zc_put()
+ * @pq: the queue this entry belongs to
+ * @id: work request id
+ * @opcode: XIW_OP_* of the work request
+ * @flags: XIW_WQE_* of the work request
+ * @bytes: payload octets
+ * @status: completion status, once @framed
+ * @framed: the engine is done with the request
+ * @zc: @ubuf is live; the entry stays until its last reference is put
+ * @flushed: a flush already wrote the completion
+ */
+struct xiw_tx_pend {
+	struct ubuf_info ubuf;
+	struct xiw_tx_pq *pq;
+	u64 id;
+	u8 opcode;
+	u16 flags;
+	u32 bytes;
+	enum xiw_wc_status status;
+	bool framed;
+	bool zc;
+	bool flushed;
+};
+
+/**
+ * struct xiw_tx_pq - completions of transmitted send work requests, kept
+ *	in posting order while zero-copy requests wait for the stack to let
+ *	go of their pages
+ * @ref: one for the connection, one per live zero-copy notification (skbs
+ *	can outlive the connection)
+ * @lock: guards the fields below and the entries; irqsave, any context;
+ *	nests inside xiw_conn.lock and outside the CQ lock
+ * @qp: the QP completions go to; NULL once detached
+ * @conn: the connection to kick when an entry frees; NULL once detached
+ * @head: oldest entry
+ * @count: entries in use
+ * @stalled: the engine waits for a free entry
+ * @slot: the ring
+ */
+struct xiw_tx_pq {
+	struct kref ref;
+	spinlock_t lock;
+	struct xiw_qp *qp;
+	struct xiw_conn *conn;
+	u32 head;
+	u32 count;
+	bool stalled;
+	struct xiw_tx_pend slot[XIW_TX_PEND];
+};
+
 #define XIW_CONN_CLOSE_QUEUED	0	/* close_work queued or done */
 #define XIW_CONN_RX_DEAD	1	/* drop everything received */
 #define XIW_CONN_TX_DEAD	2	/* transmit nothing more */
@@ -100,9 +168,9 @@ struct xiw_rx_untagged {
  * @close_work: teardown, ends in @cm_ops->llp_close
  *
  * @lock: guards @orq*, @irq*, @term_*, @rtr_*, the ownership of @tx_sqe
- *	(@tx_sqe_active) and of the receive contexts' RQEs, and placement of
- *	received data into work requests (so a flush never completes a work
- *	request that is being written); irqsave, any context
+ *	(@tx_sqe_active, @tx_pend) and of the receive contexts' RQEs, and
+ *	placement of received data into work requests (so a flush never
+ *	completes a work request that is being written); irqsave, any context
  * @orq: ring of @ord outstanding Read Requests
  * @orq_head: oldest entry
  * @orq_count: entries in use
@@ -115,6 +183,8 @@ struct xiw_rx_untagged {
  * @term_pending: a TERMINATE is to be sent
  * @rtr_tx: P2P RTR still to be sent (initiator)
  * @rtr_rx: waiting for the initiator's RTR (responder); transmit holds
+ * @tx_pq: ordered completions of transmitted work requests
+ * @tx_pend: @tx_sqe's entry in @tx_pq, if it has one
  *
  * Transmit state, used by the transmit engine under @tx_mutex only:
  * @tx: FPDU framing state
@@ -126,6 +196,14 @@ struct xiw_rx_untagged {
  * @tx_sqe_active: @tx_sqe is owned by the transmit engine
  * @tx_sqe_len: total payload of @tx_sqe
  * @tx_sqe_off: payload octets of @tx_sqe framed so far
+ * @tx_zc_vec: page pieces of a zero-copy FPDU's payload, sent after
+ *	@tx_buf (which then holds ULPDU_Length and the headers only)
+ * @tx_zc_n: entries of @tx_zc_vec, 0 for an FPDU built in @tx_buf
+ * @tx_zc_len: payload octets in @tx_zc_vec
+ * @tx_zc_off: payload octets TCP took
+ * @tx_trl: pad and CRC of a zero-copy FPDU, sent last
+ * @tx_trl_len: octets in @tx_trl
+ * @tx_trl_off: octets of @tx_trl TCP took
  * @tx_complete: complete @tx_sqe once @tx_buf is out
  * @tx_imm: the Immediate Data message of a WRITE_WITH_IMM @tx_sqe is next
  * @tx_atomic_id: Request Identifier of our next Atomic Request
@@ -169,11 +247,20 @@ struct xiw_conn {
 	bool term_pending;
 	bool rtr_tx;
 	bool rtr_rx;
+	struct xiw_tx_pq *tx_pq;
+	struct xiw_tx_pend *tx_pend;
 
 	struct xiw_tx tx;
 	u8 *tx_buf;
 	size_t tx_len;
 	size_t tx_off;
+	struct bio_vec tx_zc_vec[XIW_TX_ZC_VECS];
+	unsigned int tx_zc_n;
+	u32 tx_zc_len;
+	u32 tx_zc_off;
+	u8 tx_trl[MPA_ALIGN + MPA_CRC_LEN];
+	u8 tx_trl_len;
+	u8 tx_trl_off;
 	u8 *tx_payload;
 	struct xiw_ksqe tx_sqe;
 	bool tx_sqe_active;
@@ -200,6 +287,8 @@ void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
 void xiw_qp_tx_work(struct work_struct *work);
 void xiw_qp_tx_run(struct xiw_conn *conn);
 void xiw_qp_tx_flush(struct xiw_conn *conn);
+struct xiw_tx_pq *xiw_tx_pq_create(struct xiw_conn *conn);
+void xiw_tx_pq_detach(struct xiw_conn *conn);
 
 /* xiw_qp_rx.c */
 #if IS_ENABLED(CONFIG_KUNIT)

@@ -259,44 +259,62 @@ int xiw_sqe_fetch(struct xiw_qp *qp, struct xiw_ksqe *sqe)
 int xiw_sqe_complete(struct xiw_qp *qp, const struct xiw_ksqe *sqe,
 		     u32 bytes, enum xiw_wc_status status)
 {
-	atomic64_inc(&qp->stats.sq_completed);
-	if (status == XIW_WC_SUCCESS && !xiw_qp_signalled(qp, sqe->flags))
-		return 0;
-	return xiw_cqe_add(qp->scq, sqe->id, sqe->opcode, status, bytes, 0,
-			   qp, false);
+	return xiw_sqe_complete_id(qp, sqe->id, sqe->opcode, sqe->flags, bytes,
+				   status);
 }
 
 /**
- * xiw_sqe_local_op - execute a local SQE (REG_MR, INVAL_STAG) and complete it
+ * xiw_sqe_complete_id - complete a send work request known by its header
+ * @qp: the QP
+ * @id: work request id
+ * @opcode: XIW_OP_* of the work request
+ * @flags: XIW_WQE_* flags of the work request
+ * @bytes: bytes transferred
+ * @status: completion status
+ *
+ * As xiw_sqe_complete(), for a caller that kept only the header.
+ *
+ * Return: 0, or -ENOMEM if the send CQ overflowed.
+ */
+int xiw_sqe_complete_id(struct xiw_qp *qp, u64 id, u8 opcode, u16 flags,
+			u32 bytes, enum xiw_wc_status status)
+{
+	atomic64_inc(&qp->stats.sq_completed);
+	if (status == XIW_WC_SUCCESS && !xiw_qp_signalled(qp, flags))
+		return 0;
+	return xiw_cqe_add(qp->scq, id, opcode, status, bytes, 0, qp, false);
+}
+
+/**
+ * xiw_sqe_local_exec - execute a local SQE (REG_MR, INVAL_STAG)
  * @qp: the QP
  * @sqe: the fetched SQE
  *
  * Called by the send queue processing when it reaches such an SQE, so
- * that local operations take effect in work request order.  Any context.
+ * that local operations take effect in work request order; the caller
+ * completes the SQE (in order with the ones before it).  Any context.
  *
- * Return: 0 if done successfully, -EACCES if it completed in error (the
- * caller moves the QP to ERROR), -EINVAL if @sqe is not a local operation.
+ * Return: the completion status: XIW_WC_LOC_PROT_ERR if the operation
+ * failed (the caller moves the QP to ERROR), XIW_WC_LOC_QP_OP_ERR if @sqe
+ * is not a local operation.
  */
-int xiw_sqe_local_op(struct xiw_qp *qp, const struct xiw_ksqe *sqe)
+enum xiw_wc_status xiw_sqe_local_exec(struct xiw_qp *qp,
+				      const struct xiw_ksqe *sqe)
 {
-	enum xiw_wc_status status = XIW_WC_SUCCESS;
-
 	switch (sqe->opcode) {
 	case XIW_OP_REG_MR:
 		if (xiw_mr_fast_reg(sqe->reg_mr, qp->base_qp.pd, sqe->rkey,
 				    sqe->access))
-			status = XIW_WC_LOC_PROT_ERR;
-		break;
+			return XIW_WC_LOC_PROT_ERR;
+		return XIW_WC_SUCCESS;
 	case XIW_OP_INVAL_STAG:
 		if (xiw_mr_invalidate(qp->xdev, qp->base_qp.pd, sqe->rkey) !=
 		    XIW_ACC_OK)
-			status = XIW_WC_LOC_PROT_ERR;
-		break;
+			return XIW_WC_LOC_PROT_ERR;
+		return XIW_WC_SUCCESS;
 	default:
-		return -EINVAL;
+		return XIW_WC_LOC_QP_OP_ERR;
 	}
-	xiw_sqe_complete(qp, sqe, 0, status);
-	return status == XIW_WC_SUCCESS ? 0 : -EACCES;
 }
 
 /**

@@ -6,11 +6,22 @@
  *
  * Order of service: a partly sent FPDU first (an FPDU is never cut), then a
  * pending TERMINATE, the P2P RTR, the rest of the current send work
- * request, inbound Read Requests, and finally the next send work request.
+ * request, inbound Read Responses, and finally the next send work request.
+ *
+ * Payload of Sends and Writes of at least XIW_TX_ZC_MIN octets per FPDU in
+ * pages TCP may hold goes out zero-copy (MSG_ZEROCOPY with a kernel
+ * struct ubuf_info): such a work request completes only once the stack has
+ * let go of its pages, and the completions of later requests wait behind it
+ * in the xiw_tx_pq, so the send queue still completes in order.  Read
+ * Responses are always copied: nothing tells the responder when the
+ * consumer may change the source again.
  */
 
+#include <linux/mm.h>
 #include <linux/net.h>
 #include <linux/tcp.h>
+#include <linux/uio.h>
+#include <linux/vmalloc.h>
 #include <net/tcp.h>
 
 #include "xiw.h"
@@ -19,27 +30,81 @@
 /* FPDUs built per run before the work item yields the CPU. */
 #define XIW_TX_BUDGET		64
 
-/* Hand the rest of tx_buf to TCP; -EAGAIN when the socket is full. */
-static int xiw_tx_push(struct xiw_conn *conn, bool more)
+/* Hand @buf[*off..len) to TCP; -EAGAIN when the socket is full. */
+static int xiw_tx_push_kvec(struct xiw_conn *conn, u8 *buf, size_t *off,
+			    size_t len, bool more)
 {
-	while (conn->tx_off < conn->tx_len) {
+	while (*off < len) {
 		struct msghdr msg = {
 			.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL |
 				     (more ? MSG_MORE : 0),
 		};
 		struct kvec kv = {
-			.iov_base = conn->tx_buf + conn->tx_off,
-			.iov_len = conn->tx_len - conn->tx_off,
+			.iov_base = buf + *off,
+			.iov_len = len - *off,
 		};
 		int rv;
 
 		rv = kernel_sendmsg(conn->sock, &msg, &kv, 1, kv.iov_len);
 		if (rv < 0)
 			return rv;
-		conn->tx_off += rv;
+		*off += rv;
+	}
+	return 0;
+}
+
+/* Hand the rest of the zero-copy payload to TCP, which pins its pages. */
+static int xiw_tx_push_zc(struct xiw_conn *conn)
+{
+	struct msghdr msg = {
+		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL | MSG_MORE |
+			     MSG_ZEROCOPY,
+		.msg_ubuf = &conn->tx_pend->ubuf,
+	};
+	int rv;
+
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, conn->tx_zc_vec,
+		      conn->tx_zc_n, conn->tx_zc_len);
+	iov_iter_advance(&msg.msg_iter, conn->tx_zc_off);
+	while (conn->tx_zc_off < conn->tx_zc_len) {
+		rv = sock_sendmsg(conn->sock, &msg);
+		if (rv < 0)
+			return rv;
+		conn->tx_zc_off += rv;
+	}
+	return 0;
+}
+
+/* Hand the rest of the current FPDU to TCP; -EAGAIN when it is full. */
+static int xiw_tx_push(struct xiw_conn *conn, bool more)
+{
+	size_t trl_off = conn->tx_trl_off;
+	struct xiw_device *xdev;
+	int rv;
+
+	rv = xiw_tx_push_kvec(conn, conn->tx_buf, &conn->tx_off, conn->tx_len,
+			      more || conn->tx_zc_n);
+	if (!rv && conn->tx_zc_n)
+		rv = xiw_tx_push_zc(conn);
+	if (!rv && conn->tx_zc_n) {
+		rv = xiw_tx_push_kvec(conn, conn->tx_trl, &trl_off,
+				      conn->tx_trl_len, more);
+		conn->tx_trl_off = trl_off;
+	}
+	if (rv)
+		return rv;
+	xdev = conn->qp->xdev;
+	atomic64_inc(&xdev->stats.tx_fpdus);
+	atomic64_add(conn->tx_len, &xdev->stats.tx_bytes);
+	if (conn->tx_zc_n) {
+		atomic64_inc(&xdev->stats.tx_zc_fpdus);
+		atomic64_add(conn->tx_zc_len, &xdev->stats.tx_zc_bytes);
+		atomic64_add(conn->tx_zc_len + conn->tx_trl_len,
+			     &xdev->stats.tx_bytes);
 	}
 	conn->tx_len = 0;
 	conn->tx_off = 0;
+	conn->tx_zc_n = 0;
 	return 0;
 }
 
@@ -157,20 +222,220 @@ static u32 xiw_sqe_length(const struct xiw_ksqe *sqe)
 	return len;
 }
 
-/* Complete the current send work request if the engine still owns it. */
-static void xiw_tx_sqe_done(struct xiw_conn *conn, enum xiw_wc_status status)
+static void xiw_tx_pq_free(struct kref *ref)
 {
+	kfree(container_of(ref, struct xiw_tx_pq, ref));
+}
+
+/**
+ * xiw_tx_pq_create - the ordered completion queue of a connection
+ * @conn: the connection
+ *
+ * Return: the queue with the connection's reference, or NULL.
+ */
+struct xiw_tx_pq *xiw_tx_pq_create(struct xiw_conn *conn)
+{
+	struct xiw_tx_pq *pq = kzalloc(sizeof(*pq), GFP_KERNEL);
+
+	if (!pq)
+		return NULL;
+	kref_init(&pq->ref);
+	spin_lock_init(&pq->lock);
+	pq->qp = conn->qp;
+	pq->conn = conn;
+	return pq;
+}
+
+/*
+ * Pop the entries at the head that are done: framed by the engine (or
+ * flushed) and no longer referenced by the stack.  Their completions are
+ * written in order, here.
+ */
+static void xiw_tx_pq_reap(struct xiw_tx_pq *pq)
+{
+	lockdep_assert_held(&pq->lock);
+
+	while (pq->count) {
+		struct xiw_tx_pend *p = &pq->slot[pq->head];
+
+		if (p->zc || !(p->framed || p->flushed))
+			break;
+		if (!p->flushed && pq->qp)
+			xiw_sqe_complete_id(pq->qp, p->id, p->opcode, p->flags,
+					    p->bytes, p->status);
+		pq->head = (pq->head + 1) % XIW_TX_PEND;
+		pq->count--;
+	}
+	if (pq->stalled && pq->count < XIW_TX_PEND && pq->conn) {
+		pq->stalled = false;
+		xiw_conn_kick_tx(pq->conn);
+	}
+}
+
+/*
+ * Complete everything in the queue with WR_FLUSH_ERR, in order.  Entries
+ * the stack still references stay until their last reference is put.
+ */
+static void xiw_tx_pq_flush(struct xiw_tx_pq *pq)
+{
+	u32 n;
+
+	lockdep_assert_held(&pq->lock);
+
+	for (n = 0; n < pq->count; n++) {
+		struct xiw_tx_pend *p = &pq->slot[(pq->head + n) % XIW_TX_PEND];
+
+		if (p->flushed)
+			continue;
+		p->flushed = true;
+		if (pq->qp)
+			xiw_sqe_complete_id(pq->qp, p->id, p->opcode, p->flags,
+					    0, XIW_WC_WR_FLUSH_ERR);
+	}
+	xiw_tx_pq_reap(pq);
+}
+
+/**
+ * xiw_tx_pq_detach - the connection lets go of its ordered queue
+ * @conn: the connection, both engines stopped and the QP flushed
+ *
+ * Late zero-copy notifications find the queue detached and only free it.
+ */
+void xiw_tx_pq_detach(struct xiw_conn *conn)
+{
+	struct xiw_tx_pq *pq = conn->tx_pq;
+	struct xiw_tx_pend *p = conn->tx_pend;
 	unsigned long flags;
-	bool owned;
+
+	if (!pq)
+		return;
+	conn->tx_pend = NULL;
+	spin_lock_irqsave(&pq->lock, flags);
+	xiw_tx_pq_flush(pq);
+	pq->qp = NULL;
+	pq->conn = NULL;
+	spin_unlock_irqrestore(&pq->lock, flags);
+	/* A request cut off mid-framing: the engine's reference. */
+	if (p && p->zc)
+		xiw_ubuf_put(&p->ubuf);
+	conn->tx_pq = NULL;
+	kref_put(&pq->ref, xiw_tx_pq_free);
+}
+
+/*
+ * The zero-copy notifier: called for every reference put on an entry's
+ * ubuf, from skb release (any context but hard irq) or by the engine.
+ */
+static void xiw_tx_zc_put(struct sk_buff *skb, struct ubuf_info *u,
+			  bool zerocopy_success)
+{
+	struct xiw_tx_pend *p = container_of(u, struct xiw_tx_pend, ubuf);
+	struct xiw_tx_pq *pq = p->pq;
+	unsigned long flags;
+
+	if (!refcount_dec_and_test(&u->refcnt))
+		return;
+	spin_lock_irqsave(&pq->lock, flags);
+	p->zc = false;
+	xiw_tx_pq_reap(pq);
+	spin_unlock_irqrestore(&pq->lock, flags);
+	kref_put(&pq->ref, xiw_tx_pq_free);
+}
+
+XIW_COMPAT_UBUF_OPS(xiw_tx_zc_ops, xiw_tx_zc_put);
+
+/*
+ * Give the current send work request an entry in the ordered queue (with
+ * a live zero-copy notification if @zc).  Return: 0, -EBUSY when the
+ * queue is full (the engine is kicked when an entry frees), -ENOENT when
+ * the request was flushed meanwhile.
+ */
+static int xiw_tx_pend_get(struct xiw_conn *conn, bool zc)
+{
+	struct xiw_tx_pq *pq = conn->tx_pq;
+	struct xiw_tx_pend *p;
+	unsigned long flags;
+	int rv = 0;
 
 	spin_lock_irqsave(&conn->lock, flags);
+	if (!conn->tx_sqe_active) {
+		rv = -ENOENT;
+		goto out;
+	}
+	spin_lock(&pq->lock);
+	if (pq->count == XIW_TX_PEND) {
+		pq->stalled = true;
+		spin_unlock(&pq->lock);
+		rv = -EBUSY;
+		goto out;
+	}
+	p = &pq->slot[(pq->head + pq->count) % XIW_TX_PEND];
+	memset(p, 0, sizeof(*p));
+	p->pq = pq;
+	p->id = conn->tx_sqe.id;
+	p->opcode = conn->tx_sqe.opcode;
+	p->flags = conn->tx_sqe.flags;
+	if (zc) {
+		xiw_ubuf_init(&p->ubuf, &xiw_tx_zc_ops);
+		p->zc = true;
+		kref_get(&pq->ref);
+	}
+	pq->count++;
+	conn->tx_pend = p;
+	spin_unlock(&pq->lock);
+out:
+	spin_unlock_irqrestore(&conn->lock, flags);
+	return rv;
+}
+
+/*
+ * Complete the current send work request if the engine still owns it: at
+ * once, or through the ordered queue while older ones wait there.
+ * Return: 0, or -EBUSY when the queue is full (try again when kicked).
+ */
+static int xiw_tx_sqe_done(struct xiw_conn *conn, enum xiw_wc_status status)
+{
+	struct xiw_tx_pq *pq = conn->tx_pq;
+	struct xiw_tx_pend *p;
+	unsigned long flags;
+	bool owned, direct = false;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	p = conn->tx_pend;
 	owned = conn->tx_sqe_active;
+	if (owned && !p) {
+		spin_lock(&pq->lock);
+		direct = !pq->count;
+		spin_unlock(&pq->lock);
+		if (!direct) {
+			spin_unlock_irqrestore(&conn->lock, flags);
+			if (xiw_tx_pend_get(conn, false) == -EBUSY)
+				return -EBUSY;
+			/* Or -ENOENT: flushed meanwhile, owned is false now. */
+			spin_lock_irqsave(&conn->lock, flags);
+			p = conn->tx_pend;
+			owned = conn->tx_sqe_active;
+		}
+	}
 	conn->tx_sqe_active = false;
+	conn->tx_pend = NULL;
+	if (owned && p) {
+		spin_lock(&pq->lock);
+		p->status = status;
+		p->bytes = conn->tx_sqe_len;
+		p->framed = true;
+		xiw_tx_pq_reap(pq);
+		spin_unlock(&pq->lock);
+	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 	conn->tx_complete = false;
-	if (owned)
+	conn->tx_imm = false;
+	if (owned && direct)
 		xiw_sqe_complete(conn->qp, &conn->tx_sqe, conn->tx_sqe_len,
 				 status);
+	if (p && p->zc)
+		xiw_ubuf_put(&p->ubuf);	/* the engine's reference */
+	return 0;
 }
 
 /* A local error on the send work request: complete it and fail the QP. */
@@ -324,9 +589,20 @@ static bool xiw_tx_next_sqe(struct xiw_conn *conn)
 		if (sqe->opcode == XIW_OP_REG_MR ||
 		    sqe->opcode == XIW_OP_INVAL_STAG) {
 			/* Local operations complete in work request order. */
-			if (xiw_sqe_local_op(conn->qp, sqe)) {
-				set_bit(XIW_CONN_TX_DEAD, &conn->flags);
-				xiw_qp_modify(conn->qp, XIW_QP_ERROR);
+			enum xiw_wc_status st;
+
+			st = xiw_sqe_local_exec(conn->qp, sqe);
+			spin_lock_irqsave(&conn->lock, flags);
+			conn->tx_sqe_active = true;
+			spin_unlock_irqrestore(&conn->lock, flags);
+			conn->tx_sqe_len = 0;
+			if (st != XIW_WC_SUCCESS) {
+				xiw_tx_sqe_fail(conn, st);
+				return false;
+			}
+			if (xiw_tx_sqe_done(conn, st)) {
+				/* Behind zero-copy requests: retried when kicked. */
+				conn->tx_complete = true;
 				return false;
 			}
 			continue;
@@ -364,6 +640,88 @@ static bool xiw_tx_next_sqe(struct xiw_conn *conn)
 			return false;
 		}
 	}
+}
+
+/*
+ * Zero-copy framing.  The headers go to tx_buf, the payload stays in the
+ * consumer's pages (collected into tx_zc_vec while its CRC is summed) and
+ * the pad and CRC go to tx_trl; markers are never on here.
+ */
+struct xiw_tx_zc_walk {
+	struct xiw_conn *conn;
+	unsigned int n;
+	u32 crc;
+	bool unsupported;
+};
+
+static int xiw_tx_zc_piece(void *priv, void *kaddr, unsigned int len)
+{
+	struct xiw_tx_zc_walk *zw = priv;
+	struct bio_vec *bv = zw->conn->tx_zc_vec;
+	u8 *p = kaddr;
+
+	while (len) {
+		unsigned int in_page = offset_in_page(p);
+		unsigned int n = min_t(unsigned int, len, PAGE_SIZE - in_page);
+		struct page *page = NULL;
+
+		if (virt_addr_valid(p))
+			page = virt_to_page(p);
+		else if (is_vmalloc_addr(p))
+			page = vmalloc_to_page(p);
+		/* TCP takes page references: no slab, no highmem mapping. */
+		if (!page || !sendpage_ok(page))
+			goto unsupported;
+		if (zw->n && bv[zw->n - 1].bv_page == page &&
+		    bv[zw->n - 1].bv_offset + bv[zw->n - 1].bv_len == in_page) {
+			bv[zw->n - 1].bv_len += n;
+		} else {
+			if (zw->n == XIW_TX_ZC_VECS)
+				goto unsupported;
+			bvec_set_page(&bv[zw->n++], page, n, in_page);
+		}
+		if (zw->conn->tx.crc)
+			zw->crc = xiw_crc_update(zw->crc, p, n);
+		p += n;
+		len -= n;
+	}
+	return 0;
+
+unsupported:
+	zw->unsupported = true;
+	return -EOPNOTSUPP;
+}
+
+/* ULPDU_Length and the headers of a zero-copy FPDU into tx_buf. */
+static int xiw_tx_zc_hdr(struct xiw_conn *conn, const struct xiw_rdmap_hdr *h,
+			 u32 plen, u32 *crc)
+{
+	size_t hl;
+
+	if (xiw_rdmap_hdr_build(h, conn->tx_buf + MPA_HDR_LEN,
+				XIW_RDMAP_HDR_MAX, &hl))
+		return -EINVAL;
+	xiw_put_be16(conn->tx_buf, (u16)(hl + plen));
+	conn->tx_len = MPA_HDR_LEN + hl;
+	conn->tx_off = 0;
+	*crc = conn->tx.crc ? xiw_crc_update(XIW_CRC_SEED, conn->tx_buf,
+					     conn->tx_len) : 0;
+	return 0;
+}
+
+/* The payload is collected: add pad and CRC, account the stream. */
+static void xiw_tx_zc_trailer(struct xiw_conn *conn, u32 crc, unsigned int n,
+			      u32 plen)
+{
+	u32 ulpdu = conn->tx_len - MPA_HDR_LEN + plen;
+
+	conn->tx_zc_n = n;
+	conn->tx_zc_len = plen;
+	conn->tx_zc_off = 0;
+	conn->tx_trl_len = xiw_fpdu_trailer(crc, conn->tx.crc, ulpdu,
+					    conn->tx_trl);
+	conn->tx_trl_off = 0;
+	conn->tx.stream_pos += conn->tx_len + plen + conn->tx_trl_len;
 }
 
 static bool xiw_sqe_is_atomic(u8 opcode)
@@ -414,8 +772,9 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	struct xiw_ksqe *sqe = &conn->tx_sqe;
 	struct xiw_rdmap_hdr h;
 	unsigned long flags;
+	struct xiw_tx_zc_walk zw = {};
 	u32 seg = 0, max;
-	bool last, active;
+	bool last, active, zc;
 	u8 op;
 	int rv;
 
@@ -501,19 +860,6 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	seg = min(conn->tx_sqe_len - conn->tx_sqe_off, max);
 	last = conn->tx_sqe_off + seg == conn->tx_sqe_len;
 
-	spin_lock_irqsave(&conn->lock, flags);
-	if (!conn->tx_sqe_active) {
-		spin_unlock_irqrestore(&conn->lock, flags);
-		return 0;	/* flushed under us */
-	}
-	rv = seg ? xiw_tx_gather(conn, sqe, conn->tx_sqe_off,
-				 conn->tx_payload, seg) : 0;
-	spin_unlock_irqrestore(&conn->lock, flags);
-	if (rv) {
-		xiw_tx_sqe_fail(conn, XIW_WC_LOC_PROT_ERR);
-		return 0;
-	}
-
 	if (op == RDMAP_OP_WRITE) {
 		xiw_tx_tagged(&h, op, sqe->rkey, sqe->raddr + conn->tx_sqe_off,
 			      last);
@@ -523,12 +869,55 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 				last);
 		if (op == RDMAP_OP_SEND_INV || op == RDMAP_OP_SEND_SE_INV)
 			h.rsvdulp = sqe->rkey;
-		if (last)
-			conn->tx_msn[RDMAP_QN_SEND]++;
 	}
-	rv = xiw_tx_frame(conn, &h, conn->tx_payload, seg);
-	if (rv)
-		return rv;
+
+	zc = seg >= XIW_TX_ZC_MIN && !conn->tx.markers &&
+	     !(sqe->flags & XIW_WQE_INLINE);
+	if (zc && !conn->tx_pend) {
+		rv = xiw_tx_pend_get(conn, true);
+		if (rv == -ENOENT)
+			return 0;	/* flushed under us */
+		zc = !rv;	/* a full queue: copy this one */
+	}
+	zc = zc && conn->tx_pend->zc;
+	if (zc && xiw_tx_zc_hdr(conn, &h, seg, &zw.crc))
+		return -EINVAL;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (!conn->tx_sqe_active) {
+		spin_unlock_irqrestore(&conn->lock, flags);
+		conn->tx_len = 0;
+		return 0;	/* flushed under us */
+	}
+	if (zc) {
+		zw.conn = conn;
+		zw.n = 0;
+		zw.unsupported = false;
+		rv = xiw_sgl_walk(conn->qp->xdev, conn->qp->base_qp.pd, sqe->sge,
+				  sqe->num_sge, conn->tx_sqe_off, seg, 0,
+				  xiw_tx_zc_piece, &zw);
+		if (rv && zw.unsupported)
+			zc = false;	/* not all in pages TCP may pin */
+	}
+	if (!zc)
+		rv = seg ? xiw_tx_gather(conn, sqe, conn->tx_sqe_off,
+					 conn->tx_payload, seg) : 0;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (rv) {
+		conn->tx_len = 0;
+		xiw_tx_sqe_fail(conn, XIW_WC_LOC_PROT_ERR);
+		return 0;
+	}
+
+	if (zc) {
+		xiw_tx_zc_trailer(conn, zw.crc, zw.n, seg);
+	} else {
+		rv = xiw_tx_frame(conn, &h, conn->tx_payload, seg);
+		if (rv)
+			return rv;
+	}
+	if (op != RDMAP_OP_WRITE && last)
+		conn->tx_msn[RDMAP_QN_SEND]++;
 	conn->tx_sqe_off += seg;
 	if (last && sqe->opcode == XIW_OP_WRITE_WITH_IMM)
 		conn->tx_imm = true;
@@ -598,9 +987,10 @@ void xiw_qp_tx_run(struct xiw_conn *conn)
 				xiw_conn_llp_down(conn->qp, rv);
 				return;
 			}
-			if (conn->tx_complete)
-				xiw_tx_sqe_done(conn, XIW_WC_SUCCESS);
 		}
+		/* A full ordered queue stalls us until an entry frees. */
+		if (conn->tx_complete && xiw_tx_sqe_done(conn, XIW_WC_SUCCESS))
+			return;
 		if (!budget--) {
 			xiw_conn_kick_tx(conn);
 			return;
@@ -654,7 +1044,11 @@ void xiw_qp_tx_flush(struct xiw_conn *conn)
 	spin_lock_irqsave(&conn->lock, flags);
 	sqe = conn->tx_sqe_active;
 	conn->tx_sqe_active = false;
-	if (sqe)
+	/* Oldest first: what waits in the ordered queue, then the current. */
+	spin_lock(&conn->tx_pq->lock);
+	xiw_tx_pq_flush(conn->tx_pq);
+	spin_unlock(&conn->tx_pq->lock);
+	if (sqe && !conn->tx_pend)
 		xiw_sqe_complete(conn->qp, &conn->tx_sqe, 0,
 				 XIW_WC_WR_FLUSH_ERR);
 	for (n = 0; n < conn->orq_count; n++) {

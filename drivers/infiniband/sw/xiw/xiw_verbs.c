@@ -70,6 +70,58 @@ int xiw_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	return 0;
 }
 
+enum xiw_hw_stat {
+	XIW_HW_TX_FPDUS,
+	XIW_HW_TX_BYTES,
+	XIW_HW_TX_ZC_FPDUS,
+	XIW_HW_TX_ZC_BYTES,
+	XIW_NUM_HW_STATS
+};
+
+static const struct rdma_stat_desc xiw_hw_stat_descs[XIW_NUM_HW_STATS] = {
+	[XIW_HW_TX_FPDUS] = { .name = "tx_fpdus" },
+	[XIW_HW_TX_BYTES] = { .name = "tx_bytes" },
+	[XIW_HW_TX_ZC_FPDUS] = { .name = "tx_zcopy_fpdus" },
+	[XIW_HW_TX_ZC_BYTES] = { .name = "tx_zcopy_bytes" },
+};
+
+/**
+ * xiw_alloc_hw_port_stats - the counter set of the port (rdma statistic)
+ * @ibdev: the device
+ * @port: the port
+ *
+ * Return: the set, or NULL without memory.
+ */
+struct rdma_hw_stats *xiw_alloc_hw_port_stats(struct ib_device *ibdev,
+					      u32 port)
+{
+	return rdma_alloc_hw_stats_struct(xiw_hw_stat_descs, XIW_NUM_HW_STATS,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/**
+ * xiw_get_hw_stats - read the device's data path counters
+ * @ibdev: the device
+ * @stats: filled in
+ * @port: the port (the counters are per device: it has one)
+ * @index: counter asked for; all are read
+ *
+ * Return: the number of counters filled in.
+ */
+int xiw_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		     u32 port, int index)
+{
+	struct xiw_device *xdev = to_xiw_dev(ibdev);
+
+	stats->value[XIW_HW_TX_FPDUS] = atomic64_read(&xdev->stats.tx_fpdus);
+	stats->value[XIW_HW_TX_BYTES] = atomic64_read(&xdev->stats.tx_bytes);
+	stats->value[XIW_HW_TX_ZC_FPDUS] =
+		atomic64_read(&xdev->stats.tx_zc_fpdus);
+	stats->value[XIW_HW_TX_ZC_BYTES] =
+		atomic64_read(&xdev->stats.tx_zc_bytes);
+	return XIW_NUM_HW_STATS;
+}
+
 static enum ib_mtu xiw_mtu_enum(unsigned int mtu)
 {
 	/* The largest IB MTU enum not above @mtu, at least 256. */

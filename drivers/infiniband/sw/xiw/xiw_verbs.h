@@ -23,6 +23,10 @@ int xiw_alloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 int xiw_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 int xiw_mmap(struct ib_ucontext *ctx, struct vm_area_struct *vma);
 void xiw_mmap_free(struct rdma_user_mmap_entry *entry);
+struct rdma_hw_stats *xiw_alloc_hw_port_stats(struct ib_device *ibdev,
+					      u32 port);
+int xiw_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		     u32 port, int index);
 
 /* xiw_cq.c */
 int xiw_create_cq_impl(struct ib_cq *cq, const struct ib_cq_init_attr *attr,

@@ -45,4 +45,34 @@ static int name(struct ib_cq *cq, const struct ib_cq_init_attr *attr,		\
 }
 #endif
 
+/*
+ * Zero-copy notification of a kernel sender (struct ubuf_info passed as
+ * msghdr.msg_ubuf with MSG_ZEROCOPY).  XIW_COMPAT_UBUF_OPS(name, fn)
+ * defines the notifier table for fn(skb, ubuf, zerocopy_success), which
+ * is called on every reference put (skb NULL for the owner's own put);
+ * xiw_ubuf_init(u, &name) readies a ubuf with one reference, the owner's;
+ * xiw_ubuf_put(u) drops a reference.  Macros: they expand where
+ * <linux/skbuff.h> is included.
+ */
+#ifdef XIW_HAVE_UBUF_INFO_OPS
+#define XIW_COMPAT_UBUF_OPS(name, fn)					\
+static const struct ubuf_info_ops name = { .complete = fn }
+#define xiw_ubuf_set_ops(u, tbl)	((u)->ops = (tbl))
+#define xiw_ubuf_put(u)			((u)->ops->complete(NULL, (u), true))
+#else
+#define XIW_COMPAT_UBUF_OPS(name, fn)					\
+static const struct { void (*complete)(struct sk_buff *,		\
+				       struct ubuf_info *, bool); }	\
+name = { .complete = fn }
+#define xiw_ubuf_set_ops(u, tbl)	((u)->callback = (tbl)->complete)
+#define xiw_ubuf_put(u)			((u)->callback(NULL, (u), true))
+#endif
+
+#define xiw_ubuf_init(u, tbl)						\
+do {									\
+	xiw_ubuf_set_ops(u, tbl);					\
+	(u)->flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;		\
+	refcount_set(&(u)->refcnt, 1);					\
+} while (0)
+
 #endif /* _XIW_COMPAT_H */
