@@ -54,7 +54,25 @@ t_ktest() {
 	xrun rmmod xiw_ktest
 }
 
+# The same with MPA CRC required by both devices: the zero-copy FPDUs'
+# CRC is summed over the consumer's pages, and the peer checks it.
+with_crc() {
+	local rc saved
+	saved=$(cat /sys/module/xiw/parameters/mpa_crc)
+	echo require >/sys/module/xiw/parameters/mpa_crc
+	set +e
+	(
+		set -e
+		"$@"
+	)
+	rc=$?
+	set -e
+	echo "$saved" >/sys/module/xiw/parameters/mpa_crc
+	return "$rc"
+}
+
 ktap_header
-ktap_plan 1
+ktap_plan 2
 run_case "kernel consumer: rdma_cm, DMA MR, SRQ, fast-reg 256 pages, RFC 7306 atomics and immediate data, invalidate, drain" with_devs t_ktest
+run_case "kernel consumer with MPA CRC: zero-copy FPDUs pass the peer's CRC check" with_crc with_devs t_ktest
 ktap_finish

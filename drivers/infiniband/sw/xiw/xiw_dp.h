@@ -189,8 +189,10 @@ struct xiw_tx_pq {
  * Transmit state, used by the transmit engine under @tx_mutex only:
  * @tx: FPDU framing state
  * @tx_buf: the FPDU being handed to TCP
- * @tx_len: octets in @tx_buf
+ * @tx_len: octets in @tx_buf: one FPDU, or a batch of them
  * @tx_off: octets of @tx_buf TCP took
+ * @tx_last_len: length of the FPDU built last
+ * @tx_more: the message of the FPDU built last goes on (batching)
  * @tx_payload: bounce buffer for one segment's payload
  * @tx_sqe: the send work request in progress
  * @tx_sqe_active: @tx_sqe is owned by the transmit engine
@@ -254,6 +256,8 @@ struct xiw_conn {
 	u8 *tx_buf;
 	size_t tx_len;
 	size_t tx_off;
+	u32 tx_last_len;
+	bool tx_more;
 	struct bio_vec tx_zc_vec[XIW_TX_ZC_VECS];
 	unsigned int tx_zc_n;
 	u32 tx_zc_len;

@@ -30,6 +30,9 @@
 /* FPDUs built per run before the work item yields the CPU. */
 #define XIW_TX_BUDGET		64
 
+/* Most FPDUs handed to TCP in one call. */
+#define XIW_TX_BATCH		32
+
 /* Hand @buf[*off..len) to TCP; -EAGAIN when the socket is full. */
 static int xiw_tx_push_kvec(struct xiw_conn *conn, u8 *buf, size_t *off,
 			    size_t len, bool more)
@@ -94,7 +97,6 @@ static int xiw_tx_push(struct xiw_conn *conn, bool more)
 	if (rv)
 		return rv;
 	xdev = conn->qp->xdev;
-	atomic64_inc(&xdev->stats.tx_fpdus);
 	atomic64_add(conn->tx_len, &xdev->stats.tx_bytes);
 	if (conn->tx_zc_n) {
 		atomic64_inc(&xdev->stats.tx_zc_fpdus);
@@ -122,11 +124,14 @@ static int xiw_tx_frame(struct xiw_conn *conn, const struct xiw_rdmap_hdr *h,
 	sl[0].len = hl;
 	sl[1].p = payload;
 	sl[1].len = plen;
-	if (xiw_fpdu_build(&conn->tx, sl, plen ? 2 : 1, conn->tx_buf,
-			   XIW_TX_BUF_LEN, &len))
+	/* Appended: a batch of FPDUs goes to TCP in one call. */
+	if (xiw_fpdu_build(&conn->tx, sl, plen ? 2 : 1,
+			   conn->tx_buf + conn->tx_len,
+			   XIW_TX_BUF_LEN - conn->tx_len, &len))
 		return -EINVAL;
-	conn->tx_len = len;
-	conn->tx_off = 0;
+	conn->tx_len += len;
+	conn->tx_last_len = len;
+	atomic64_inc(&conn->qp->xdev->stats.tx_fpdus);
 	return 0;
 }
 
@@ -140,6 +145,14 @@ static u32 xiw_tx_max_payload(struct xiw_conn *conn, u8 op)
 	/* A tiny MSS still makes progress: TCP splits, the peer copes. */
 	mul = max_t(u32, mul, info->hdr_len + 256);
 	mul = min_t(u32, mul, MPA_MAX_ULPDU);
+	if (conn->tx_len) {
+		/* Behind a batch: what is left of tx_buf, markers and all. */
+		u32 room = XIW_TX_BUF_LEN - conn->tx_len;
+
+		room -= room / (MPA_MARKER_SPACING / MPA_MARKER_LEN) +
+			MPA_HDR_LEN + MPA_ALIGN + MPA_CRC_LEN + MPA_MARKER_LEN;
+		mul = min(mul, room);
+	}
 	return mul - info->hdr_len;
 }
 
@@ -554,6 +567,7 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 		return rv;
 	*built = true;
 	e->sent += seg;
+	conn->tx_more = !last;
 	if (last) {
 		struct xiw_mr *mr;
 
@@ -722,6 +736,8 @@ static void xiw_tx_zc_trailer(struct xiw_conn *conn, u32 crc, unsigned int n,
 					    conn->tx_trl);
 	conn->tx_trl_off = 0;
 	conn->tx.stream_pos += conn->tx_len + plen + conn->tx_trl_len;
+	conn->tx_last_len = conn->tx_len + plen + conn->tx_trl_len;
+	atomic64_inc(&conn->qp->xdev->stats.tx_fpdus);
 }
 
 static bool xiw_sqe_is_atomic(u8 opcode)
@@ -871,7 +887,7 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 			h.rsvdulp = sqe->rkey;
 	}
 
-	zc = seg >= XIW_TX_ZC_MIN && !conn->tx.markers &&
+	zc = seg >= XIW_TX_ZC_MIN && !conn->tx.markers && !conn->tx_len &&
 	     !(sqe->flags & XIW_WQE_INLINE);
 	if (zc && !conn->tx_pend) {
 		rv = xiw_tx_pend_get(conn, true);
@@ -923,6 +939,7 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		conn->tx_imm = true;
 	else
 		conn->tx_complete = last;
+	conn->tx_more = !conn->tx_complete;
 	*built = true;
 	return 0;
 }
@@ -935,6 +952,7 @@ static int xiw_tx_build(struct xiw_conn *conn, bool *built)
 	int rv;
 
 	*built = false;
+	conn->tx_more = false;
 	term = READ_ONCE(conn->term_pending);
 	if (term) {
 		rv = xiw_tx_build_term(conn);
@@ -960,6 +978,24 @@ static int xiw_tx_build(struct xiw_conn *conn, bool *built)
 	return xiw_tx_build_sqe(conn, built);
 }
 
+/*
+ * Keep the FPDU just built in tx_buf and frame the next one behind it?
+ * Only while the message it belongs to goes on (a send work request or a
+ * Read Response) and small copied FPDUs leave room for another: the batch
+ * then reaches TCP in one call.
+ */
+static bool xiw_tx_batch_more(struct xiw_conn *conn, u32 *batch)
+{
+	if (!conn->tx_more || conn->tx_zc_n || READ_ONCE(conn->term_pending) ||
+	    conn->tx_last_len >= XIW_TX_ZC_MIN ||
+	    XIW_TX_BUF_LEN - conn->tx_len < conn->tx_last_len + 256 ||
+	    ++*batch >= XIW_TX_BATCH) {
+		*batch = 0;
+		return false;
+	}
+	return true;
+}
+
 /**
  * xiw_qp_tx_run - the transmit engine of one connected QP
  * @conn: the connection; the caller holds @conn->tx_mutex
@@ -972,12 +1008,13 @@ void xiw_qp_tx_run(struct xiw_conn *conn)
 {
 	int budget = XIW_TX_BUDGET;
 	bool built, sent_term;
+	u32 batch = 0;
 	int rv;
 
 	lockdep_assert_held(&conn->tx_mutex);
 
 	while (!test_bit(XIW_CONN_TX_DEAD, &conn->flags)) {
-		if (conn->tx_len) {
+		if (conn->tx_len && !xiw_tx_batch_more(conn, &batch)) {
 			rv = xiw_tx_push(conn, conn->tx_sqe_active &&
 					 !conn->tx_complete);
 			if (rv == -EAGAIN)
