@@ -150,6 +150,11 @@ xiw_del() {
 	wait_for "$WAIT_TIMEOUT" ibdev_gone "$1"
 }
 
+# hw_counter DEV NAME: one of DEV's port counters (rdma statistic).
+hw_counter() {
+	rdma statistic show link "$1/1" | tr ' ' '\n' | grep -A1 -x "$2" | tail -n 1
+}
+
 # add_dummy NAME [MAC]: an up dummy netdev.
 add_dummy() {
 	need_module dummy || return 1

@@ -98,6 +98,11 @@ t_p2p_markers() {
 	# ...markers are refused with an MPA reject.
 	peer connect $A4 $PORT --send markers --expect reject
 	server_alive
+	# xa's counters saw exactly that one reject.
+	local n
+	n=$(hw_counter xa mpa_rejects_sent)
+	diag "xa mpa_rejects_sent $n"
+	[ "$n" = 1 ] || fail "xa counted $n MPA rejects sent, not 1"
 }
 
 t_malformed() {
@@ -171,6 +176,10 @@ rping_client_vs() {
 t_rejected() {
 	rping_client_vs reject 8
 	grep -q "REJECTED" <<<"$RPING_OUT" || fail "rping did not see a reject"
+	local n
+	n=$(hw_counter xb mpa_rejects_recv)
+	diag "xb mpa_rejects_recv $n"
+	[ "$n" = 1 ] || fail "xb counted $n MPA rejects received, not 1"
 }
 
 t_reply_timeout() {

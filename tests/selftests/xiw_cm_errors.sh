@@ -54,6 +54,24 @@ t_cm_test() {
 			fail "expected one TERMINATE '$t' on the wire"
 	done
 	[ "$(grep -c . <<<"$got")" = 3 ] || fail "unexpected TERMINATEs"
+	# The counters (rdma statistic) of the fresh devices agree: three DDP
+	# layer TERMINATEs sent by the server's device, received by the
+	# client's; FPDUs went both ways.
+	local c
+	for c in "xea term_sent_ddp 3" "xeb term_recv_ddp 3" \
+		 "xea term_recv_ddp 0" "xeb term_sent_ddp 0" \
+		 "xea term_sent_rdmap 0" "xea rx_crc_errors 0"; do
+		set -- $c
+		got=$(hw_counter "$1" "$2")
+		diag "$1 $2 $got"
+		[ "$got" = "$3" ] || fail "$1 $2 is $got, not $3"
+	done
+	for c in "xea rx_fpdus" "xeb rx_fpdus" "xea tx_fpdus" "xeb tx_bytes"; do
+		set -- $c
+		got=$(hw_counter "$1" "$2")
+		diag "$1 $2 $got"
+		((got > 0)) || fail "$1 $2 did not move"
+	done
 }
 
 ktap_header

@@ -25,11 +25,6 @@ with_devs() {
 	"$@"
 }
 
-# One counter of a device's port (rdma statistic).
-hw_counter() {
-	rdma statistic show link "$1/1" | tr ' ' '\n' | grep -A1 -x "$2" | tail -1
-}
-
 t_ktest() {
 	local mark log rc=0 zc0 zc1
 	need_module xiw_ktest || fail "cannot load xiw_ktest"

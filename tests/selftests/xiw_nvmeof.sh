@@ -14,7 +14,12 @@
 #
 # Cases: I/O with MPA CRC off; I/O with CRC on (the module default for new
 # devices switched to "prefer"); the target's port removed while the host
-# is connected (the host notices, the disconnect is clean).
+# is connected (the host notices, the disconnect is clean).  Then across
+# implementations, when a siw module is at hand (tests/vm/build-siw): the
+# target on xiw and the host on siw, and the reverse.  Each side gets its
+# own dummy netdev and device; the host picks its side with --host-traddr,
+# and the RDMA CM IDs the test finds on both devices prove each carried
+# its end.
 . "$(dirname "$0")/lib.sh"
 
 require_env
@@ -33,6 +38,8 @@ if [ ! -d $CFG/nvmet ]; then
 fi
 
 ADDR=192.0.2.11
+HADDR=198.51.100.11
+HOST_TRADDR=
 PORT=4420
 NQN=nqn.2026-11.xiw.test:$(mktemp -u XXXXXX)
 PORTID=$((RANDOM % 1000 + 100))
@@ -115,11 +122,13 @@ pattern() { head -c $(($1 * 1048576)) /dev/zero | openssl enc -aes-128-ctr -nosa
 
 io_roundtrip() {
 	local dev want got
-	xrun nvme connect -t rdma -a $ADDR -s $PORT -n "$NQN"
+	xrun nvme connect -t rdma -a $ADDR -s $PORT -n "$NQN" \
+		${HOST_TRADDR:+--host-traddr=$HOST_TRADDR}
 	wait_for 60 host_connected || fail "no namespace block device for $NQN"
 	dev=/dev/$(host_dev)
 	wait_for 30 test -b "$dev" || fail "$dev did not appear"
 	diag "namespace: $dev ($(cat /sys/class/block/${dev#/dev/}/size) sectors)"
+	[ -z "$HOST_TRADDR" ] || cross_check
 	want=$(pattern $MIB | sha256sum | cut -d' ' -f1)
 	pattern $MIB | dd of="$dev" bs=1M oflag=direct iflag=fullblock status=none ||
 		fail "write to $dev failed"
@@ -164,9 +173,54 @@ case_target_port_removed() {
 	wait_for 60 host_gone || fail "host still holds $NQN"
 }
 
+# Across implementations: $1 is the target's driver (xiw or siw), the
+# host gets the other one.
+setup_cross() {
+	local tdrv=$1 hdrv=xiw
+	[ "$tdrv" = xiw ] && hdrv=siw
+	modinfo siw >/dev/null 2>&1 || skip "no siw module for $(uname -r) (tests/vm/build-siw)"
+	need_module siw || skip "cannot load siw"
+	echo off >$crc_param
+	add_dummy xnv0
+	xrun ip addr add $ADDR/24 dev xnv0
+	add_dummy xnv1
+	xrun ip addr add $HADDR/24 dev xnv1
+	xrun rdma link add xnvt type "$tdrv" netdev xnv0
+	record rdma xnvt
+	xrun rdma link add xnvh type "$hdrv" netdev xnv1
+	record rdma xnvh
+	wait_for "$WAIT_TIMEOUT" ibdev_exists xnvt
+	wait_for "$WAIT_TIMEOUT" ibdev_exists xnvh
+	diag "target on $tdrv (xnvt, $ADDR), host on $hdrv (xnvh, $HADDR)"
+	HOST_TRADDR=$HADDR
+	target_up
+	trap 'nvme disconnect -n "$NQN" >/dev/null 2>&1; wait_for 30 host_gone; target_down; echo "$crc_saved" >$crc_param' EXIT
+}
+
+# Connected: the host's queues run on xnvh, the target's on xnvt.
+connected_ids() {
+	grep -E "(dev|link) $1[ /]" <<<"$2" | grep -c 'state CONNECT' || true
+}
+
+cross_check() {
+	local ids h t
+	ids=$(rdma resource show cm_id 2>/dev/null)
+	h=$(connected_ids xnvh "$ids")
+	t=$(connected_ids xnvt "$ids")
+	diag "connected RDMA CM IDs: host device $h, target device $t"
+	((h > 0 && t > 0)) || fail "each device must carry its end: $ids"
+}
+
+case_cross() {
+	setup_cross "$1"
+	io_roundtrip
+}
+
 ktap_header
-ktap_plan 3
+ktap_plan 5
 run_case "NVMe-oF over xiw: 64 MiB written and read back, CRC off" case_io_crc_off
 run_case "NVMe-oF over xiw: 64 MiB written and read back, CRC on" case_io_crc_on
 run_case "NVMe-oF over xiw: target port removed under a connected host" case_target_port_removed
+run_case "NVMe-oF across implementations: target on xiw, host on siw, 64 MiB verified" case_cross xiw
+run_case "NVMe-oF across implementations: target on siw, host on xiw, 64 MiB verified" case_cross siw
 ktap_finish

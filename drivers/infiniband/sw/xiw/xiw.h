@@ -73,6 +73,9 @@
 /* CQE flag beyond the libsiw ABI: imm_data is valid (kernel CQs only). */
 #define XIW_WQE_IMM			(1U << 7)
 
+/* TERMINATE layers counted apart: RDMAP, DDP, MPA (RFC 5040 sec 4.8). */
+#define XIW_TERM_LAYERS			3
+
 /* Operand length of RFC 7306 atomics and of a verbs atomic result. */
 #define XIW_ATOMIC_LEN			8
 
@@ -115,6 +118,13 @@ struct xiw_qp;
  * @stats.tx_bytes: octets of those FPDUs
  * @stats.tx_zc_fpdus: FPDUs whose payload went out zero-copy
  * @stats.tx_zc_bytes: payload octets sent zero-copy
+ * @stats.rx_fpdus: DDP segments received whole (CRC checked when agreed)
+ * @stats.rx_bytes: stream octets the receive engine took from TCP
+ * @stats.rx_crc_errors: FPDUs whose CRC32c did not match
+ * @stats.term_sent: TERMINATE messages sent, by layer (RDMAP, DDP, MPA)
+ * @stats.term_recv: TERMINATE messages received, by layer
+ * @stats.mpa_rej_sent: MPA Requests refused (Reply with the R flag)
+ * @stats.mpa_rej_recv: MPA Replies with the R flag received
  */
 struct xiw_device {
 	struct ib_device base_dev;
@@ -147,6 +157,13 @@ struct xiw_device {
 		atomic64_t tx_bytes;
 		atomic64_t tx_zc_fpdus;
 		atomic64_t tx_zc_bytes;
+		atomic64_t rx_fpdus;
+		atomic64_t rx_bytes;
+		atomic64_t rx_crc_errors;
+		atomic64_t term_sent[XIW_TERM_LAYERS];
+		atomic64_t term_recv[XIW_TERM_LAYERS];
+		atomic64_t mpa_rej_sent;
+		atomic64_t mpa_rej_recv;
 	} stats;
 };
 
@@ -513,6 +530,14 @@ void xiw_mmap_remove(struct rdma_user_mmap_entry *entry);
 void xiw_cq_init(struct xiw_cq *cq, u32 num_cqe, struct xiw_cqe *queue,
 		 bool kernel_verbs);
 #endif
+/* Count a TERMINATE of @layer sent (@sent) or received. */
+static inline void xiw_count_term(struct xiw_device *xdev, u8 layer, bool sent)
+{
+	if (layer < XIW_TERM_LAYERS)
+		atomic64_inc(sent ? &xdev->stats.term_sent[layer] :
+				    &xdev->stats.term_recv[layer]);
+}
+
 int xiw_cqe_add(struct xiw_cq *cq, u64 wr_id, u8 opcode,
 		enum xiw_wc_status status, u32 bytes, u32 inval_stag,
 		struct xiw_qp *qp, bool solicited);

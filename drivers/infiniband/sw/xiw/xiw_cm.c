@@ -617,6 +617,8 @@ static void xiw_cep_send_term(struct xiw_cep *cep, enum xiw_proto_err err,
 		return;
 	if (xiw_cep_send(cep, fpdu, flen))
 		xiw_dbg_cep(cep, "TERMINATE not sent\n");
+	else if (cep->xdev)
+		xiw_count_term(cep->xdev, term.ctrl.code.layer, true);
 }
 
 /* Errors RFC 6581 reports with a TERMINATE as well as the MPA reject. */
@@ -808,6 +810,8 @@ static void xiw_cep_send_reject(struct xiw_cep *cep, enum xiw_proto_err why,
 		return;
 	if (xiw_cep_send_frame(cep, &rep, pdata, pdata_len))
 		return;
+	if (cep->xdev)
+		atomic64_inc(&cep->xdev->stats.mpa_rej_sent);
 	if (xiw_mpa_err_wants_term(why))
 		xiw_cep_send_term(cep, why, rep.crc || cep->peer.crc);
 }
@@ -1120,6 +1124,8 @@ static void xiw_cep_proc_reply(struct xiw_cep *cep)
 		return;
 	}
 	if (cep->peer.reject) {
+		if (cep->xdev)
+			atomic64_inc(&cep->xdev->stats.mpa_rej_recv);
 		if (cep->peer.rev == MPA_REV_1 && xiw_cep_retry_rev1(cep))
 			return;
 		xiw_dbg_cep(cep, "MPA Request rejected by the peer\n");

@@ -413,9 +413,11 @@ static void xiw_rx_terminate(struct xiw_conn *conn, const u8 *body, u32 len)
 				    xiw_qp_id(conn->qp), t.ctrl.code.layer,
 				    t.ctrl.code.etype, t.ctrl.code.ecode);
 		xiw_qp_event(conn->qp, t.ctrl.code.layer, t.ctrl.code.etype);
+		xiw_count_term(conn->qp->xdev, t.ctrl.code.layer, false);
 	} else {
 		pr_info_ratelimited("xiw: QP %u: peer sent a malformed TERMINATE\n",
 				    xiw_qp_id(conn->qp));
+		xiw_count_term(conn->qp->xdev, TERM_LAYER_RDMAP, false);
 		xiw_qp_event(conn->qp, TERM_LAYER_RDMAP,
 			     RDMAP_ETYPE_CATASTROPHIC);
 	}
@@ -676,6 +678,7 @@ static void xiw_rx_feed(struct xiw_conn *conn, const u8 *p, size_t len)
 						  ev.offset);
 				break;
 			case XIW_RX_EV_END:
+				atomic64_inc(&conn->qp->xdev->stats.rx_fpdus);
 				err = xiw_rx_end(conn);
 				break;
 			default:
@@ -683,6 +686,8 @@ static void xiw_rx_feed(struct xiw_conn *conn, const u8 *p, size_t len)
 			}
 		}
 		if (err) {
+			if (err == XIW_ERR_MPA_CRC)
+				atomic64_inc(&conn->qp->xdev->stats.rx_crc_errors);
 			xiw_rx_fail(conn, err);
 			return;
 		}
@@ -751,8 +756,10 @@ int xiw_qp_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
 {
 	struct xiw_conn *conn = rd->arg.data;
 
-	if (!test_bit(XIW_CONN_RX_DEAD, &conn->flags))
+	if (!test_bit(XIW_CONN_RX_DEAD, &conn->flags)) {
+		atomic64_add(len, &conn->qp->xdev->stats.rx_bytes);
 		xiw_skb_walk(skb, off, len, xiw_rx_feed_piece, conn);
+	}
 	return len;
 }
 

@@ -475,6 +475,7 @@ static int xiw_tx_build_term(struct xiw_conn *conn)
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (xiw_term_build(&t, body, sizeof(body), &blen))
 		return -EINVAL;
+	xiw_count_term(conn->qp->xdev, t.ctrl.code.layer, true);
 	/* The control word is the RDMAP header; the rest is payload. */
 	xiw_tx_untagged(&h, RDMAP_OP_TERMINATE, RDMAP_QN_TERMINATE,
 			conn->tx_msn[RDMAP_QN_TERMINATE]++, 0, true);

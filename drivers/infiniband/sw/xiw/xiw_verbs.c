@@ -75,6 +75,13 @@ enum xiw_hw_stat {
 	XIW_HW_TX_BYTES,
 	XIW_HW_TX_ZC_FPDUS,
 	XIW_HW_TX_ZC_BYTES,
+	XIW_HW_RX_FPDUS,
+	XIW_HW_RX_BYTES,
+	XIW_HW_RX_CRC_ERRORS,
+	XIW_HW_TERM_SENT,			/* one per layer */
+	XIW_HW_TERM_RECV = XIW_HW_TERM_SENT + XIW_TERM_LAYERS,
+	XIW_HW_MPA_REJ_SENT = XIW_HW_TERM_RECV + XIW_TERM_LAYERS,
+	XIW_HW_MPA_REJ_RECV,
 	XIW_NUM_HW_STATS
 };
 
@@ -83,6 +90,17 @@ static const struct rdma_stat_desc xiw_hw_stat_descs[XIW_NUM_HW_STATS] = {
 	[XIW_HW_TX_BYTES] = { .name = "tx_bytes" },
 	[XIW_HW_TX_ZC_FPDUS] = { .name = "tx_zcopy_fpdus" },
 	[XIW_HW_TX_ZC_BYTES] = { .name = "tx_zcopy_bytes" },
+	[XIW_HW_RX_FPDUS] = { .name = "rx_fpdus" },
+	[XIW_HW_RX_BYTES] = { .name = "rx_bytes" },
+	[XIW_HW_RX_CRC_ERRORS] = { .name = "rx_crc_errors" },
+	[XIW_HW_TERM_SENT + 0] = { .name = "term_sent_rdmap" },
+	[XIW_HW_TERM_SENT + 1] = { .name = "term_sent_ddp" },
+	[XIW_HW_TERM_SENT + 2] = { .name = "term_sent_mpa" },
+	[XIW_HW_TERM_RECV + 0] = { .name = "term_recv_rdmap" },
+	[XIW_HW_TERM_RECV + 1] = { .name = "term_recv_ddp" },
+	[XIW_HW_TERM_RECV + 2] = { .name = "term_recv_mpa" },
+	[XIW_HW_MPA_REJ_SENT] = { .name = "mpa_rejects_sent" },
+	[XIW_HW_MPA_REJ_RECV] = { .name = "mpa_rejects_recv" },
 };
 
 /**
@@ -112,6 +130,7 @@ int xiw_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		     u32 port, int index)
 {
 	struct xiw_device *xdev = to_xiw_dev(ibdev);
+	unsigned int i;
 
 	stats->value[XIW_HW_TX_FPDUS] = atomic64_read(&xdev->stats.tx_fpdus);
 	stats->value[XIW_HW_TX_BYTES] = atomic64_read(&xdev->stats.tx_bytes);
@@ -119,6 +138,20 @@ int xiw_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		atomic64_read(&xdev->stats.tx_zc_fpdus);
 	stats->value[XIW_HW_TX_ZC_BYTES] =
 		atomic64_read(&xdev->stats.tx_zc_bytes);
+	stats->value[XIW_HW_RX_FPDUS] = atomic64_read(&xdev->stats.rx_fpdus);
+	stats->value[XIW_HW_RX_BYTES] = atomic64_read(&xdev->stats.rx_bytes);
+	stats->value[XIW_HW_RX_CRC_ERRORS] =
+		atomic64_read(&xdev->stats.rx_crc_errors);
+	for (i = 0; i < XIW_TERM_LAYERS; i++) {
+		stats->value[XIW_HW_TERM_SENT + i] =
+			atomic64_read(&xdev->stats.term_sent[i]);
+		stats->value[XIW_HW_TERM_RECV + i] =
+			atomic64_read(&xdev->stats.term_recv[i]);
+	}
+	stats->value[XIW_HW_MPA_REJ_SENT] =
+		atomic64_read(&xdev->stats.mpa_rej_sent);
+	stats->value[XIW_HW_MPA_REJ_RECV] =
+		atomic64_read(&xdev->stats.mpa_rej_recv);
 	return XIW_NUM_HW_STATS;
 }
 
