@@ -148,28 +148,45 @@ static enum xiw_proto_err xiw_rx_send_hdr(struct xiw_conn *conn)
 	return xiw_ddp_check_untagged(h, conn->rx.data_len, &q);
 }
 
-/* A Read Request: check the source and queue it for the transmit engine. */
-static enum xiw_proto_err xiw_rx_read_req(struct xiw_conn *conn)
+/* A Read or Atomic Request: it must fit the inbound depth (IRD). */
+static enum xiw_proto_err xiw_rx_irq_check(struct xiw_conn *conn)
 {
-	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_READ_REQ];
-	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
-	const struct xiw_read_req *rr = &h->u.read_req;
-	struct xiw_qp *qp = conn->qp;
-	enum xiw_access_result res;
-	struct xiw_ddp_queue q;
-	struct xiw_mr *mr = NULL;
-	struct xiw_irq_entry *e;
+	struct xiw_ddp_queue q = {
+		.msn = conn->rx_ut[RDMAP_QN_READ_REQ].msn,
+	};
 	unsigned long flags;
-	enum xiw_proto_err err;
-	bool rtr = READ_ONCE(conn->rtr_rx);
 
 	spin_lock_irqsave(&conn->lock, flags);
 	q.posted = conn->ird - conn->irq_count;
 	spin_unlock_irqrestore(&conn->lock, flags);
-	q.msn = ut->msn;
-	q.mo = 0;
-	q.buf_len = 0;
-	err = xiw_ddp_check_untagged(h, conn->rx.data_len, &q);
+	return xiw_ddp_check_untagged(&conn->rx.hdr, conn->rx.data_len, &q);
+}
+
+/* Queue @ne for the transmit engine to answer; the request is consumed. */
+static void xiw_rx_irq_queue(struct xiw_conn *conn,
+			     const struct xiw_irq_entry *ne)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	conn->irq[(conn->irq_head + conn->irq_count) % conn->ird] = *ne;
+	conn->irq_count++;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	conn->rx_ut[RDMAP_QN_READ_REQ].msn++;
+	xiw_conn_kick_tx(conn);
+}
+
+/* A Read Request: check the source and queue it for the transmit engine. */
+static enum xiw_proto_err xiw_rx_read_req(struct xiw_conn *conn)
+{
+	const struct xiw_read_req *rr = &conn->rx.hdr.u.read_req;
+	struct xiw_qp *qp = conn->qp;
+	enum xiw_access_result res;
+	struct xiw_mr *mr = NULL;
+	enum xiw_proto_err err;
+	bool rtr = READ_ONCE(conn->rtr_rx);
+
+	err = xiw_rx_irq_check(conn);
 	if (err)
 		return err;
 
@@ -195,15 +212,7 @@ static enum xiw_proto_err xiw_rx_read_req(struct xiw_conn *conn)
 		}
 	}
 
-	spin_lock_irqsave(&conn->lock, flags);
-	e = &conn->irq[(conn->irq_head + conn->irq_count) % conn->ird];
-	e->req = *rr;
-	e->mr = mr;
-	e->sent = 0;
-	conn->irq_count++;
-	spin_unlock_irqrestore(&conn->lock, flags);
-	ut->msn++;
-	xiw_conn_kick_tx(conn);
+	xiw_rx_irq_queue(conn, &(struct xiw_irq_entry){ .req = *rr, .mr = mr });
 	return XIW_OK;
 }
 
@@ -261,35 +270,12 @@ static enum xiw_proto_err xiw_rx_atomic_resp_hdr(struct xiw_conn *conn)
  */
 static DEFINE_SPINLOCK(xiw_atomic_lock);
 
-struct xiw_rx_word {
-	u8 *buf;
-	bool store;
-};
-
-static int xiw_rx_word_piece(void *priv, void *kaddr, unsigned int len)
-{
-	struct xiw_rx_word *w = priv;
-
-	lockdep_assert_held(&xiw_atomic_lock);
-	if (w->store)
-		memcpy(kaddr, w->buf, len);
-	else
-		memcpy(w->buf, kaddr, len);
-	w->buf += len;
-	return 0;
-}
-
 /* An Atomic Request: check the target, execute it, queue the response. */
 static enum xiw_proto_err xiw_rx_atomic_req(struct xiw_conn *conn)
 {
-	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_READ_REQ];
-	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
-	const struct xiw_atomic_req *ar = &h->u.atomic_req;
+	const struct xiw_atomic_req *ar = &conn->rx.hdr.u.atomic_req;
 	struct xiw_qp *qp = conn->qp;
 	enum xiw_access_result res;
-	struct xiw_ddp_queue q;
-	struct xiw_irq_entry *e;
-	struct xiw_rx_word w;
 	enum xiw_proto_err err;
 	unsigned long flags;
 	struct xiw_mr *mr;
@@ -297,13 +283,7 @@ static enum xiw_proto_err xiw_rx_atomic_req(struct xiw_conn *conn)
 	int rv;
 
 	/* Atomics count against the same inbound depth (IRD) as Reads. */
-	spin_lock_irqsave(&conn->lock, flags);
-	q.posted = conn->ird - conn->irq_count;
-	spin_unlock_irqrestore(&conn->lock, flags);
-	q.msn = ut->msn;
-	q.mo = 0;
-	q.buf_len = 0;
-	err = xiw_ddp_check_untagged(h, conn->rx.data_len, &q);
+	err = xiw_rx_irq_check(conn);
 	if (err)
 		return err;
 
@@ -318,32 +298,19 @@ static enum xiw_proto_err xiw_rx_atomic_req(struct xiw_conn *conn)
 	}
 	/* The target is a host-order 64 bit word, as verbs define it. */
 	spin_lock_irqsave(&xiw_atomic_lock, flags);
-	w.buf = (u8 *)&orig;
-	w.store = false;
-	rv = xiw_mr_walk(mr, ar->to, XIW_ATOMIC_LEN, xiw_rx_word_piece, &w);
+	rv = xiw_mr_copy_from(mr, ar->to, &orig, XIW_ATOMIC_LEN);
 	if (!rv) {
 		val = xiw_atomic_apply(ar, orig);
-		w.buf = (u8 *)&val;
-		w.store = true;
 		if (val != orig)
-			rv = xiw_mr_walk(mr, ar->to, XIW_ATOMIC_LEN,
-					 xiw_rx_word_piece, &w);
+			rv = xiw_mr_copy_to(mr, ar->to, &val, XIW_ATOMIC_LEN);
 	}
 	spin_unlock_irqrestore(&xiw_atomic_lock, flags);
 	xiw_mr_put(mr);
 	if (rv)
 		return XIW_ERR_RDMAP_BASE_BOUNDS;
 
-	spin_lock_irqsave(&conn->lock, flags);
-	e = &conn->irq[(conn->irq_head + conn->irq_count) % conn->ird];
-	memset(e, 0, sizeof(*e));
-	e->atomic = true;
-	e->req_id = ar->req_id;
-	e->orig = orig;
-	conn->irq_count++;
-	spin_unlock_irqrestore(&conn->lock, flags);
-	ut->msn++;
-	xiw_conn_kick_tx(conn);
+	xiw_rx_irq_queue(conn, &(struct xiw_irq_entry){
+		.atomic = true, .req_id = ar->req_id, .orig = orig });
 	return XIW_OK;
 }
 
