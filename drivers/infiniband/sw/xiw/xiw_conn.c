@@ -325,11 +325,9 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	rv = -ENOMEM;
 	conn->orq = kcalloc(ord, sizeof(*conn->orq), GFP_KERNEL);
 	conn->irq = kcalloc(ird, sizeof(*conn->irq), GFP_KERNEL);
-	conn->tx_buf = kvmalloc(XIW_TX_BUF_LEN, GFP_KERNEL);
-	conn->tx_payload = kvmalloc(MPA_MAX_ULPDU, GFP_KERNEL);
+	/* tx_buf and tx_payload come with the first FPDU (xiw_tx_bufs()). */
 	conn->tx_pq = xiw_tx_pq_create(conn);
-	if (!conn->orq || !conn->irq || !conn->tx_buf || !conn->tx_payload ||
-	    !conn->tx_pq)
+	if (!conn->orq || !conn->irq || !conn->tx_pq)
 		goto err_free;
 
 	rv = xiw_qp_connect(qp, &xiw_tcp_transport_ops, conn, ord, ird);

@@ -188,7 +188,8 @@ struct xiw_tx_pq {
  *
  * Transmit state, used by the transmit engine under @tx_mutex only:
  * @tx: FPDU framing state
- * @tx_buf: the FPDU being handed to TCP
+ * @tx_buf: the FPDU being handed to TCP (allocated on first use, as is
+ *	@tx_payload)
  * @tx_len: octets in @tx_buf: one FPDU, or a batch of them
  * @tx_off: octets of @tx_buf TCP took
  * @tx_last_len: length of the FPDU built last

@@ -529,7 +529,7 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 	*built = false;
 	max = xiw_tx_max_payload(conn, RDMAP_OP_READ_RESP);
 	spin_lock_irqsave(&conn->lock, flags);
-	if (!conn->irq_count) {
+	if (!conn->irq_count || !conn->tx_buf) {
 		spin_unlock_irqrestore(&conn->lock, flags);
 		return 0;
 	}
@@ -945,6 +945,30 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	return 0;
 }
 
+/*
+ * The framing buffers, allocated when the connection first has something
+ * to send: a connection that never sends (or only receives) costs no
+ * 128 KiB, and connection setup stays cheap (the kernel zeroes what it
+ * allocates when init_on_alloc is on, as on Debian).  Freed with the
+ * connection.  Caller holds tx_mutex.
+ */
+static int xiw_tx_bufs(struct xiw_conn *conn)
+{
+	lockdep_assert_held(&conn->tx_mutex);
+	if (likely(conn->tx_buf))
+		return 0;
+	conn->tx_payload = kvmalloc(MPA_MAX_ULPDU, GFP_KERNEL);
+	if (!conn->tx_payload)
+		return -ENOMEM;
+	conn->tx_buf = kvmalloc(XIW_TX_BUF_LEN, GFP_KERNEL);
+	if (!conn->tx_buf) {
+		kvfree(conn->tx_payload);
+		conn->tx_payload = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* One step: build the next FPDU into tx_buf.  false: nothing to send. */
 static int xiw_tx_build(struct xiw_conn *conn, bool *built)
 {
@@ -956,14 +980,18 @@ static int xiw_tx_build(struct xiw_conn *conn, bool *built)
 	conn->tx_more = false;
 	term = READ_ONCE(conn->term_pending);
 	if (term) {
-		rv = xiw_tx_build_term(conn);
+		rv = xiw_tx_bufs(conn);
+		if (!rv)
+			rv = xiw_tx_build_term(conn);
 		*built = !rv;
 		return rv;
 	}
 	if (READ_ONCE(qp->state) != XIW_QP_RTS)
 		return 0;
 	if (conn->rtr_tx) {
-		rv = xiw_tx_build_rtr(conn);
+		rv = xiw_tx_bufs(conn);
+		if (!rv)
+			rv = xiw_tx_build_rtr(conn);
 		*built = !rv;
 		return rv;
 	}
@@ -971,11 +999,24 @@ static int xiw_tx_build(struct xiw_conn *conn, bool *built)
 		return 0;	/* the responder speaks after the RTR */
 	if (conn->tx_sqe_active && (conn->tx_sqe_off || conn->tx_imm))
 		return xiw_tx_build_sqe(conn, built);
+	/*
+	 * A response queued after this check is seen by the run its
+	 * enqueuer kicks; xiw_tx_build_read_resp() builds nothing without
+	 * the buffers.
+	 */
+	if (READ_ONCE(conn->irq_count)) {
+		rv = xiw_tx_bufs(conn);
+		if (rv)
+			return rv;
+	}
 	rv = xiw_tx_build_read_resp(conn, built);
 	if (rv || *built)
 		return rv;
 	if (!conn->tx_sqe_active && !xiw_tx_next_sqe(conn))
 		return 0;
+	rv = xiw_tx_bufs(conn);
+	if (rv)
+		return rv;
 	return xiw_tx_build_sqe(conn, built);
 }
 
