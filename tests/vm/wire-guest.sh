@@ -6,7 +6,7 @@
 # loopback), so that traffic leaves one kernel through a real NIC driver
 # (virtio-net) and enters another.
 #
-#   wire-guest.sh ROLE DRIVER MAC OUT
+#   wire-guest.sh ROLE DRIVER PEERDRIVER MAC OUT
 #
 # ROLE is a or b: a is 198.51.100.1 and 2001:db8:51::1, b is .2 and ::2.
 # DRIVER (xiw or siw) gets an RDMA device on the NIC whose address is MAC.
@@ -17,6 +17,16 @@
 # loss, reordering) goes on both ends' egress for the steps that ask for
 # it.  Data is verified by rping -V (every round compared).
 #
+# siw never serves an xiw client here.  siw's accept sends the MPA Reply
+# and only then hands the socket to its QP; FPDUs that arrive in between
+# wake the connection manager's data_ready, which ignores them in RDMA
+# mode, and nothing reads them until more data comes (perftest's
+# parameter exchange then waits forever).  xiw as initiator sends its
+# first FPDU as soon as the Reply is in, as MPA allows, and with two
+# guests sharing two host CPUs the window is often wider than a round
+# trip.  Steps whose server would be siw facing xiw swap the roles; the
+# single-VM interop test (xiw_interop_siw.sh) covers siw serving xiw.
+#
 # OUT gets one line per step: "STEP ok|fail DESCRIPTION[: reason]", and
 # "retrans STEP N" for the TCP segments this end retransmitted in a netem
 # step (the loss must show).
@@ -24,8 +34,9 @@ set -uo pipefail
 
 role=$1
 drv=$2
-mac=$3
-out=$4
+peerdrv=$3
+mac=$4
+out=$5
 : >"$out"
 
 case $role in
@@ -221,6 +232,10 @@ n=0
 for st in "${steps[@]}"; do
 	n=$((n + 1))
 	IFS='|' read -r srv spec what desc <<<"$st"
+	if [ "$drv" != "$peerdrv" ]; then
+		# See above: the xiw end serves.
+		if [ "$drv" = xiw ]; then srv=$role; else srv=other; fi
+	fi
 	port=$((7400 + n))
 	echo "wire-$role: step $n start" >/dev/kmsg
 	if ! netem "$spec"; then
