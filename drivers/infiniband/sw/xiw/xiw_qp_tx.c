@@ -790,12 +790,13 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	struct xiw_rdmap_hdr h;
 	unsigned long flags;
 	struct xiw_tx_zc_walk zw = {};
-	u32 seg = 0, max;
+	u32 seg = 0, max, batched;
 	bool last, active, zc;
 	u8 op;
 	int rv;
 
 	*built = false;
+	batched = conn->tx_len;
 	if (xiw_sqe_uses_orq(sqe->opcode)) {
 		bool atomic = xiw_sqe_is_atomic(sqe->opcode);
 		struct xiw_orq_entry *e;
@@ -903,7 +904,7 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	spin_lock_irqsave(&conn->lock, flags);
 	if (!conn->tx_sqe_active) {
 		spin_unlock_irqrestore(&conn->lock, flags);
-		conn->tx_len = 0;
+		conn->tx_len = batched;	/* drop this FPDU's headers only */
 		return 0;	/* flushed under us */
 	}
 	if (zc) {
@@ -921,7 +922,7 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 					 conn->tx_payload, seg) : 0;
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (rv) {
-		conn->tx_len = 0;
+		conn->tx_len = batched;
 		xiw_tx_sqe_fail(conn, XIW_WC_LOC_PROT_ERR);
 		return 0;
 	}
@@ -1022,17 +1023,38 @@ static int xiw_tx_build(struct xiw_conn *conn, bool *built)
 
 /*
  * Keep the FPDU just built in tx_buf and frame the next one behind it?
- * Only while the message it belongs to goes on (a send work request or a
- * Read Response) and small copied FPDUs leave room for another: the batch
- * then reaches TCP in one call.
+ * While small copied FPDUs leave room for another, of the same message or
+ * of the next work request or Read Response: the batch then reaches TCP
+ * in one call.  A work request whose FPDUs all sit in tx_buf completes
+ * before the batch goes out: its payload is copied already, just as TCP's
+ * send buffer holds it once sendmsg() returns.  The engine hands a batch
+ * to TCP before it stops for any reason (xiw_tx_end_batch()).
  */
 static bool xiw_tx_batch_more(struct xiw_conn *conn, u32 *batch)
 {
-	if (!conn->tx_more || conn->tx_zc_n || READ_ONCE(conn->term_pending) ||
+	if (conn->tx_zc_n || READ_ONCE(conn->term_pending) ||
 	    conn->tx_last_len >= XIW_TX_ZC_MIN ||
 	    XIW_TX_BUF_LEN - conn->tx_len < conn->tx_last_len + 256 ||
 	    ++*batch >= XIW_TX_BATCH) {
 		*batch = 0;
+		return false;
+	}
+	return true;
+}
+
+/* Before the engine stops: the batch in tx_buf goes to TCP.  false: dead. */
+static bool xiw_tx_end_batch(struct xiw_conn *conn)
+{
+	int rv;
+
+	if (!conn->tx_len)
+		return true;
+	rv = xiw_tx_push(conn, false);
+	if (rv == -EAGAIN)
+		return true;	/* write_space kicks us again */
+	if (rv) {
+		set_bit(XIW_CONN_TX_DEAD, &conn->flags);
+		xiw_conn_llp_down(conn->qp, rv);
 		return false;
 	}
 	return true;
@@ -1068,10 +1090,13 @@ void xiw_qp_tx_run(struct xiw_conn *conn)
 			}
 		}
 		/* A full ordered queue stalls us until an entry frees. */
-		if (conn->tx_complete && xiw_tx_sqe_done(conn, XIW_WC_SUCCESS))
+		if (conn->tx_complete && xiw_tx_sqe_done(conn, XIW_WC_SUCCESS)) {
+			xiw_tx_end_batch(conn);
 			return;
+		}
 		if (!budget--) {
-			xiw_conn_kick_tx(conn);
+			if (xiw_tx_end_batch(conn))
+				xiw_conn_kick_tx(conn);
 			return;
 		}
 		sent_term = READ_ONCE(conn->term_pending);
@@ -1081,8 +1106,10 @@ void xiw_qp_tx_run(struct xiw_conn *conn)
 			xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 			return;
 		}
-		if (!built)
+		if (!built) {
+			xiw_tx_end_batch(conn);
 			return;
+		}
 		if (sent_term) {
 			/* Nothing follows a TERMINATE. */
 			xiw_tx_push(conn, false);
