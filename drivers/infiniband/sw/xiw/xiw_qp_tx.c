@@ -1042,22 +1042,27 @@ static bool xiw_tx_batch_more(struct xiw_conn *conn, u32 *batch)
 	return true;
 }
 
+/*
+ * Hand tx_buf to TCP.  0, -EAGAIN (write_space kicks us again), or the
+ * error that has just taken the connection down.
+ */
+static int xiw_tx_send(struct xiw_conn *conn, bool more)
+{
+	int rv = xiw_tx_push(conn, more);
+
+	if (rv && rv != -EAGAIN) {
+		set_bit(XIW_CONN_TX_DEAD, &conn->flags);
+		xiw_conn_llp_down(conn->qp, rv);
+	}
+	return rv;
+}
+
 /* Before the engine stops: the batch in tx_buf goes to TCP.  false: dead. */
 static bool xiw_tx_end_batch(struct xiw_conn *conn)
 {
-	int rv;
+	int rv = conn->tx_len ? xiw_tx_send(conn, false) : 0;
 
-	if (!conn->tx_len)
-		return true;
-	rv = xiw_tx_push(conn, false);
-	if (rv == -EAGAIN)
-		return true;	/* write_space kicks us again */
-	if (rv) {
-		set_bit(XIW_CONN_TX_DEAD, &conn->flags);
-		xiw_conn_llp_down(conn->qp, rv);
-		return false;
-	}
-	return true;
+	return !rv || rv == -EAGAIN;
 }
 
 /**
@@ -1078,17 +1083,9 @@ void xiw_qp_tx_run(struct xiw_conn *conn)
 	lockdep_assert_held(&conn->tx_mutex);
 
 	while (!test_bit(XIW_CONN_TX_DEAD, &conn->flags)) {
-		if (conn->tx_len && !xiw_tx_batch_more(conn, &batch)) {
-			rv = xiw_tx_push(conn, conn->tx_sqe_active &&
-					 !conn->tx_complete);
-			if (rv == -EAGAIN)
-				return;	/* write_space kicks us again */
-			if (rv) {
-				set_bit(XIW_CONN_TX_DEAD, &conn->flags);
-				xiw_conn_llp_down(conn->qp, rv);
-				return;
-			}
-		}
+		if (conn->tx_len && !xiw_tx_batch_more(conn, &batch) &&
+		    xiw_tx_send(conn, conn->tx_sqe_active && !conn->tx_complete))
+			return;
 		/* A full ordered queue stalls us until an entry frees. */
 		if (conn->tx_complete && xiw_tx_sqe_done(conn, XIW_WC_SUCCESS)) {
 			xiw_tx_end_batch(conn);
