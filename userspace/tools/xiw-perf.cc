@@ -1,0 +1,1011 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// xiw-perf: RDMA Write, Read and Send bandwidth and latency between two
+// hosts (or namespaces) over librdmacm, IPv4 or IPv6, with every byte
+// optionally verified.  Written because Debian 12's perftest resolves its
+// rdma_cm addresses as IPv4 only.
+//
+//   server: xiw-perf -a ADDR [-p PORT] [-T SECS]
+//   client: xiw-perf -c ADDR [-p PORT] -t write|read|send -m bw|lat
+//                    [-s SIZE] [-n ITERS] [-w WINDOW] [-V] [-b SRC] [-T SECS]
+//
+// The server binds ADDR (which selects its RDMA device), serves one
+// connection and exits.  The client carries the test parameters in its
+// connect private data; the server answers with its buffer's address and
+// STag, the number of receives it posted and the RDMA Read depth it
+// accepted.  Both ends register their buffers anew for every connection.
+//
+// What moves on the wire:
+//   write bw: WINDOW RDMA Writes in flight into the server's slots;
+//   read bw:  WINDOW (at most the accepted Read depth) RDMA Reads in
+//             flight from the server's slots;
+//   send bw:  Sends, at most as many as the server has receives posted:
+//             the server returns credits (its cumulative count of posted
+//             receives) in small Sends as it reposts;
+//   write lat: ping-pong of RDMA Writes; each end watches the last byte
+//             of its buffer for the peer's sequence marker;
+//   read lat: one RDMA Read at a time;
+//   send lat: ping-pong of Sends.
+// Every test ends with a DONE Send from the client; the server answers
+// with RESULT, which carries the number of messages it checked and how
+// many of them were wrong.
+//
+// With -V every message carries a pattern derived from a seed and its
+// sequence number, and the receiving end compares all of it: the server
+// for Writes and Sends (the last Write into each of its slots, every
+// Send), the client for Reads and for the ping-pong replies.  The server's
+// RESULT, and the client's own checks, decide both exit statuses.
+//
+// The client prints one result line:
+//   xiw-perf: write bw 65536 B x 200, window 16: 123.45 MB/s 1883.7 msg/s ...
+//   xiw-perf: send lat 64 B x 200: median 31.20 us p99 ... (half round trip)
+// Exit 0 on success, 1 on a failed transfer or a verification error, 2 on
+// bad usage or a setup error (no device, address, connection).
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+enum class Test : uint8_t { write = 1, read = 2, send = 3 };
+enum class Mode : uint8_t { bw = 1, lat = 2 };
+
+constexpr uint32_t kMagic = 0x5849'5750;	// "XIWP"
+constexpr uint8_t kVersion = 1;
+constexpr size_t kCtrlSize = 64;
+constexpr int kCtrlRecvs = 4;
+constexpr size_t kMaxSize = 16u << 20;
+constexpr size_t kMaxBuf = 64u << 20;		// per buffer: slots x size
+constexpr uint32_t kMaxSlots = 64;
+
+// wr_id: kind in the upper 32 bits, index in the lower.
+enum Kind : uint64_t { kData = 1, kCtrlSend, kCtrlRecv, kDataRecv };
+uint64_t wrid(Kind k, uint32_t i) { return (uint64_t)k << 32 | i; }
+Kind wr_kind(uint64_t id) { return (Kind)(id >> 32); }
+uint32_t wr_index(uint64_t id) { return (uint32_t)id; }
+
+const char *prog = "xiw-perf";
+
+[[noreturn]] void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+[[noreturn]] void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	std::fprintf(stderr, "%s: ", prog);
+	std::vfprintf(stderr, fmt, ap);
+	std::fputc('\n', stderr);
+	va_end(ap);
+	std::exit(code);
+}
+
+// Big-endian field access for the private data and control messages.
+void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, v >> 32);
+	put32(p + 4, (uint32_t)v);
+}
+
+uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+uint64_t get64(const uint8_t *p) { return (uint64_t)get32(p) << 32 | get32(p + 4); }
+
+// Connect private data (client to server), 40 bytes:
+//   0 magic, 4 version, 5 test, 6 mode, 7 verify, 8 size, 12 iters,
+//   16 window, 20 seed, 24 client buffer address, 32 its STag, 36 pad.
+struct Request {
+	Test test = Test::write;
+	Mode mode = Mode::bw;
+	bool verify = false;
+	uint32_t size = 65536, iters = 1000, window = 16, seed = 1;
+	uint64_t addr = 0;
+	uint32_t rkey = 0;
+
+	static constexpr size_t len = 40;
+	void encode(uint8_t *p) const
+	{
+		std::memset(p, 0, len);
+		put32(p, kMagic);
+		p[4] = kVersion;
+		p[5] = (uint8_t)test;
+		p[6] = (uint8_t)mode;
+		p[7] = verify;
+		put32(p + 8, size);
+		put32(p + 12, iters);
+		put32(p + 16, window);
+		put32(p + 20, seed);
+		put64(p + 24, addr);
+		put32(p + 32, rkey);
+	}
+	// Empty string when @p holds a usable request, the reason otherwise.
+	std::string decode(const uint8_t *p, size_t n)
+	{
+		if (n < len || get32(p) != kMagic)
+			return "not an xiw-perf request";
+		if (p[4] != kVersion)
+			return "request version " + std::to_string(p[4]);
+		test = (Test)p[5];
+		mode = (Mode)p[6];
+		verify = p[7];
+		size = get32(p + 8);
+		iters = get32(p + 12);
+		window = get32(p + 16);
+		seed = get32(p + 20);
+		addr = get64(p + 24);
+		rkey = get32(p + 32);
+		if (p[5] < 1 || p[5] > 3 || p[6] < 1 || p[6] > 2)
+			return "unknown test or mode";
+		if (!size || size > kMaxSize || !iters || !window || window > 1024)
+			return "size, iterations or window out of range";
+		return "";
+	}
+};
+
+// Accept private data (server to client), 32 bytes:
+//   0 magic, 4 status (0 = accepted), 8 server buffer address, 16 STag,
+//   20 slots, 24 receives posted, 28 Read depth accepted.
+struct Reply {
+	uint32_t status = 0;
+	uint64_t addr = 0;
+	uint32_t rkey = 0, slots = 0, recvs = 0, ird = 0;
+
+	static constexpr size_t len = 32;
+	void encode(uint8_t *p) const
+	{
+		std::memset(p, 0, len);
+		put32(p, kMagic);
+		put32(p + 4, status);
+		put64(p + 8, addr);
+		put32(p + 16, rkey);
+		put32(p + 20, slots);
+		put32(p + 24, recvs);
+		put32(p + 28, ird);
+	}
+	bool decode(const uint8_t *p, size_t n)
+	{
+		if (n < len || get32(p) != kMagic)
+			return false;
+		status = get32(p + 4);
+		addr = get64(p + 8);
+		rkey = get32(p + 16);
+		slots = get32(p + 20);
+		recvs = get32(p + 24);
+		ird = get32(p + 28);
+		return true;
+	}
+};
+
+// Control messages (Sends): 0 magic, 4 type, 8 value, 16 value2.
+enum Ctrl : uint32_t { kDone = 1, kResult = 2, kCredit = 3 };
+
+// The pattern of message @seq: a xorshift stream seeded by seed and seq;
+// the pattern of n bytes is the head of every longer one.
+void pattern(uint8_t *p, size_t n, uint32_t seed, uint32_t seq)
+{
+	uint32_t x = seed * 0x9e37'79b1u ^ (seq + 1) * 0x85eb'ca6bu;
+	if (!x)
+		x = 1;
+	size_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		std::memcpy(p + i, &x, 4);
+	}
+	if (i < n) {	// the head of the next word: a shorter pattern is a prefix
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		std::memcpy(p + i, &x, n - i);
+	}
+}
+
+// Does @p hold the first @n bytes of message @seq's pattern?
+bool matches(const uint8_t *p, size_t n, uint32_t seed, uint32_t seq, std::vector<uint8_t> &tmp)
+{
+	tmp.resize(n);
+	pattern(tmp.data(), n, seed, seq);
+	return !std::memcmp(p, tmp.data(), n);
+}
+
+// The sequence marker in the last byte of a write-latency message: never
+// 0 (the buffer's initial value) and never the previous one.
+uint8_t marker(uint32_t seq) { return (uint8_t)(seq % 255 + 1); }
+
+using Clock = std::chrono::steady_clock;
+
+struct Opts {
+	bool server = false;
+	std::string addr, src;
+	std::string port = "18600";
+	int timeout_s = 60;
+	Request req;
+};
+
+sockaddr_storage resolve(const std::string &host, const std::string &port, bool passive)
+{
+	addrinfo hints = {}, *res;
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
+	int rv = getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
+	if (rv)
+		die(2, "bad address '%s' port '%s': %s", host.c_str(), port.c_str(),
+		    gai_strerror(rv));
+	sockaddr_storage ss = {};
+	std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return ss;
+}
+
+// One end of the connection and everything it owns.
+struct Conn {
+	Opts o;
+	rdma_event_channel *ch = nullptr;
+	rdma_cm_id *listen = nullptr;
+	rdma_cm_id *id = nullptr;
+	ibv_pd *pd = nullptr;
+	ibv_cq *cq = nullptr;
+	ibv_mr *mr = nullptr, *ctrl_mr = nullptr;
+	uint8_t *buf = nullptr;
+	size_t buf_len = 0;
+	// The control area: kCtrlRecvs receive slots then one send slot per
+	// outstanding control Send.
+	std::vector<uint8_t> ctrl = std::vector<uint8_t>(kCtrlSize * (kCtrlRecvs + 8));
+	uint32_t ctrl_send_next = 0;	// control Sends posted
+	uint32_t ctrl_send_done = 0;	// and completed
+	Clock::time_point deadline;
+	uint64_t wrong = 0, checked = 0;
+	std::vector<uint8_t> tmp;
+
+	~Conn()
+	{
+		if (id && id->qp)
+			rdma_destroy_qp(id);
+		if (mr)
+			ibv_dereg_mr(mr);
+		if (ctrl_mr)
+			ibv_dereg_mr(ctrl_mr);
+		if (cq)
+			ibv_destroy_cq(cq);
+		if (pd)
+			ibv_dealloc_pd(pd);
+		free(buf);
+		if (id)
+			rdma_destroy_id(id);
+		if (listen)
+			rdma_destroy_id(listen);
+		if (ch)
+			rdma_destroy_event_channel(ch);
+	}
+
+	void arm() { deadline = Clock::now() + std::chrono::seconds(o.timeout_s); }
+	bool expired() const { return Clock::now() > deadline; }
+
+	// The next CM event, which must be @want.
+	rdma_cm_event *event(rdma_cm_event_type want)
+	{
+		for (;;) {
+			auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+					  deadline - Clock::now()).count();
+			pollfd p = { ch->fd, POLLIN, 0 };
+			if (ms <= 0 || ::poll(&p, 1, (int)ms) <= 0)
+				die(2, "no %s within %d s", rdma_event_str(want), o.timeout_s);
+			rdma_cm_event *ev;
+			if (rdma_get_cm_event(ch, &ev))
+				die(2, "rdma_get_cm_event: %s", strerror(errno));
+			if (ev->event == want)
+				return ev;
+			int st = ev->status;
+			auto got = ev->event;
+			rdma_ack_cm_event(ev);
+			die(2, "waiting for %s, got %s (status %d%s%s)", rdma_event_str(want),
+			    rdma_event_str(got), st, st < 0 ? ": " : "",
+			    st < 0 ? strerror(-st) : "");
+		}
+	}
+
+	// PD, CQ, QP and the registered buffers on @cm.
+	void setup(rdma_cm_id *cm, size_t len, uint32_t sq, uint32_t rq)
+	{
+		pd = ibv_alloc_pd(cm->verbs);
+		if (!pd)
+			die(2, "ibv_alloc_pd: %s", strerror(errno));
+		cq = ibv_create_cq(cm->verbs, (int)(sq + rq + 16), nullptr, nullptr, 0);
+		if (!cq)
+			die(2, "ibv_create_cq: %s", strerror(errno));
+		ibv_qp_init_attr ia = {};
+		ia.send_cq = ia.recv_cq = cq;
+		ia.qp_type = IBV_QPT_RC;
+		ia.cap.max_send_wr = sq;
+		ia.cap.max_recv_wr = rq;
+		ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+		if (rdma_create_qp(cm, pd, &ia))
+			die(2, "rdma_create_qp (%u send, %u receive WRs): %s", sq, rq,
+			    strerror(errno));
+		buf_len = len;
+		if (posix_memalign(reinterpret_cast<void **>(&buf), 4096, len))
+			die(2, "no memory for a %zu byte buffer", len);
+		std::memset(buf, 0, len);
+		int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+		mr = ibv_reg_mr(pd, buf, len, acc);
+		ctrl_mr = ibv_reg_mr(pd, ctrl.data(), ctrl.size(), IBV_ACCESS_LOCAL_WRITE);
+		if (!mr || !ctrl_mr)
+			die(2, "ibv_reg_mr: %s", strerror(errno));
+	}
+
+	void post_send(ibv_wr_opcode op, uint64_t id_, uint8_t *p, size_t n, uint32_t lkey,
+		       uint64_t raddr = 0, uint32_t rkey = 0)
+	{
+		ibv_sge sge = { (uintptr_t)p, (uint32_t)n, lkey };
+		ibv_send_wr wr = {}, *bad;
+		wr.wr_id = id_;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = op;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+		int rv = ibv_post_send(id->qp, &wr, &bad);
+		if (rv)
+			die(1, "ibv_post_send: %s", strerror(rv));
+	}
+
+	void post_recv(uint64_t id_, uint8_t *p, size_t n, uint32_t lkey)
+	{
+		ibv_sge sge = { (uintptr_t)p, (uint32_t)n, lkey };
+		ibv_recv_wr wr = {}, *bad;
+		wr.wr_id = id_;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		int rv = ibv_post_recv(id->qp, &wr, &bad);
+		if (rv)
+			die(1, "ibv_post_recv: %s", strerror(rv));
+	}
+
+	uint8_t *ctrl_recv_slot(uint32_t i) { return ctrl.data() + i * kCtrlSize; }
+	void post_ctrl_recv(uint32_t i)
+	{
+		post_recv(wrid(kCtrlRecv, i), ctrl_recv_slot(i), kCtrlSize, ctrl_mr->lkey);
+	}
+
+	// A control Send, in one of 8 send slots; false when all 8 are still
+	// in flight.
+	bool send_ctrl(uint32_t type, uint64_t v1, uint64_t v2)
+	{
+		if (ctrl_send_next - ctrl_send_done >= 8)
+			return false;
+		uint32_t i = ctrl_send_next++;
+		uint8_t *p = ctrl.data() + (kCtrlRecvs + i % 8) * kCtrlSize;
+		std::memset(p, 0, kCtrlSize);
+		put32(p, kMagic);
+		put32(p + 4, type);
+		put64(p + 8, v1);
+		put64(p + 16, v2);
+		post_send(IBV_WR_SEND, wrid(kCtrlSend, i), p, 32, ctrl_mr->lkey);
+		return true;
+	}
+
+	// Completions, any kind; fatal on error status or timeout.
+	int poll(ibv_wc *wc, int max)
+	{
+		for (;;) {
+			int n = ibv_poll_cq(cq, max, wc);
+			if (n < 0)
+				die(1, "ibv_poll_cq failed");
+			for (int i = 0; i < n; i++) {
+				if (wc[i].status != IBV_WC_SUCCESS)
+					die(1, "completion error: %s (vendor error %u, opcode %d)",
+					    ibv_wc_status_str(wc[i].status), wc[i].vendor_err,
+					    wc[i].opcode);
+				if (wr_kind(wc[i].wr_id) == kCtrlSend)
+					ctrl_send_done++;
+			}
+			if (n)
+				return n;
+			if (expired())
+				die(1, "no completion within %d s", o.timeout_s);
+			sched_yield();
+		}
+	}
+
+	// Parse a control message in receive slot @p: its type and values.
+	static uint32_t ctrl_parse(const uint8_t *p, uint32_t len, uint64_t *v1, uint64_t *v2)
+	{
+		if (len < 24 || get32(p) != kMagic)
+			die(1, "malformed control message (%u bytes)", len);
+		*v1 = get64(p + 8);
+		*v2 = get64(p + 16);
+		return get32(p + 4);
+	}
+};
+
+void usage()
+{
+	std::fprintf(stderr,
+		     "usage: %s -a ADDR [-p PORT] [-T SECS]                 (server)\n"
+		     "       %s -c ADDR [-p PORT] [-t write|read|send] [-m bw|lat]\n"
+		     "              [-s SIZE] [-n ITERS] [-w WINDOW] [-V] [-b SRC] [-T SECS]\n",
+		     prog, prog);
+	std::exit(2);
+}
+
+uint32_t slots_for(uint32_t size, uint32_t iters)
+{
+	uint32_t s = (uint32_t)std::max<size_t>(1, kMaxBuf / size);
+	return std::min({ s, kMaxSlots, iters });
+}
+
+// ---- server ----
+
+// Receives for the Send tests: slot size.
+size_t recv_slot(const Request &r) { return std::max<size_t>(r.size, kCtrlSize); }
+
+int serve(Opts &o)
+{
+	Conn c;
+	c.o = o;
+	c.ch = rdma_create_event_channel();
+	if (!c.ch)
+		die(2, "rdma_create_event_channel: %s", strerror(errno));
+	if (rdma_create_id(c.ch, &c.listen, nullptr, RDMA_PS_TCP))
+		die(2, "rdma_create_id: %s", strerror(errno));
+	sockaddr_storage sa = resolve(o.addr, o.port, true);
+	if (rdma_bind_addr(c.listen, reinterpret_cast<sockaddr *>(&sa)))
+		die(2, "rdma_bind_addr %s port %s: %s", o.addr.c_str(), o.port.c_str(),
+		    strerror(errno));
+	if (rdma_listen(c.listen, 4))
+		die(2, "rdma_listen: %s", strerror(errno));
+	std::printf("%s: listening on %s port %s\n", prog, o.addr.c_str(), o.port.c_str());
+	std::fflush(stdout);
+
+	c.arm();
+	rdma_cm_event *ev = c.event(RDMA_CM_EVENT_CONNECT_REQUEST);
+	c.arm();
+	c.id = ev->id;
+	Request r;
+	std::string why = r.decode(static_cast<const uint8_t *>(ev->param.conn.private_data),
+				   ev->param.conn.private_data_len);
+	// The client's IRD and ORD (as our ORD and IRD at most).
+	uint8_t cli_ird = ev->param.conn.initiator_depth;
+	uint8_t cli_ord = ev->param.conn.responder_resources;
+	rdma_ack_cm_event(ev);
+	if (!why.empty()) {
+		rdma_reject(c.id, nullptr, 0);
+		die(2, "rejected a connection: %s", why.c_str());
+	}
+	ibv_device_attr da;
+	if (ibv_query_device(c.id->verbs, &da))
+		die(2, "ibv_query_device: %s", strerror(errno));
+
+	uint32_t slots = 1, recvs = 2;
+	size_t len = r.size;
+	if (r.mode == Mode::bw && r.test != Test::send) {
+		slots = slots_for(r.size, r.iters);
+		len = (size_t)slots * r.size;
+	} else if (r.test == Test::send) {
+		recvs = r.mode == Mode::bw ? std::min<uint32_t>(r.window, 512) : 2;
+		slots = recvs;
+		len = recvs * recv_slot(r);
+	} else if (r.test == Test::write) {
+		len = 2 * (size_t)r.size;	// receive area, then the source
+	}
+	c.setup(c.id, len, 16 + (r.test == Test::write && r.mode == Mode::lat ? 2 : 0),
+		recvs + kCtrlRecvs);
+	if (r.test == Test::read && r.mode == Mode::bw) {
+		for (uint32_t s = 0; s < slots; s++)
+			pattern(c.buf + (size_t)s * r.size, r.size, r.seed, s);
+	} else if (r.test == Test::read) {
+		pattern(c.buf, r.size, r.seed, 0);
+	}
+	if (r.test == Test::send) {
+		for (uint32_t i = 0; i < recvs; i++)
+			c.post_recv(wrid(kDataRecv, i), c.buf + i * recv_slot(r), recv_slot(r),
+				    c.mr->lkey);
+	} else {
+		for (uint32_t i = 0; i < kCtrlRecvs; i++)
+			c.post_ctrl_recv(i);
+	}
+
+	Reply rep;
+	rep.addr = (uintptr_t)c.buf;
+	rep.rkey = c.mr->rkey;
+	rep.slots = slots;
+	rep.recvs = recvs;
+	uint32_t ird = std::min<uint32_t>(cli_ord, (uint32_t)da.max_qp_rd_atom);
+	rep.ird = ird;
+	uint8_t pd[Reply::len];
+	rep.encode(pd);
+	rdma_conn_param cp = {};
+	cp.private_data = pd;
+	cp.private_data_len = sizeof(pd);
+	cp.responder_resources = (uint8_t)ird;
+	cp.initiator_depth = (uint8_t)std::min<uint32_t>(cli_ird, (uint32_t)da.max_qp_init_rd_atom);
+	if (rdma_accept(c.id, &cp))
+		die(2, "rdma_accept: %s", strerror(errno));
+	rdma_ack_cm_event(c.event(RDMA_CM_EVENT_ESTABLISHED));
+
+	ibv_wc wc[32];
+	uint64_t v1 = 0, v2 = 0;
+	bool done = false;
+	const char *what = r.test == Test::write ? "write" : r.test == Test::read ? "read" : "send";
+
+	if (r.test == Test::send) {
+		// Data receives in order; message iters is the DONE.
+		uint32_t got = 0, posted = recvs, credited = recvs;
+		uint32_t need = r.iters + 1;	// receives the client will use
+		while (!done) {
+			int n = c.poll(wc, 32);
+			for (int k = 0; k < n; k++) {
+				if (wr_kind(wc[k].wr_id) != kDataRecv)
+					continue;	// our Sends
+				uint32_t slot = wr_index(wc[k].wr_id);
+				uint8_t *p = c.buf + slot * recv_slot(r);
+				if (got == r.iters) {
+					if (c.ctrl_parse(p, wc[k].byte_len, &v1, &v2) != kDone)
+						die(1, "expected DONE after %u messages", got);
+					done = true;
+					break;
+				}
+				if (wc[k].byte_len != r.size) {
+					c.wrong++;
+				} else if (r.verify) {
+					c.checked++;
+					if (!matches(p, r.size, r.seed, got, c.tmp))
+						c.wrong++;
+				}
+				got++;
+				if (r.mode == Mode::lat) {
+					c.post_recv(wc[k].wr_id, p, recv_slot(r), c.mr->lkey);
+					// The reply carries the same pattern back.
+					c.post_send(IBV_WR_SEND, wrid(kData, 0), p, r.size, c.mr->lkey);
+					continue;
+				}
+				if (posted < need) {
+					c.post_recv(wc[k].wr_id, p, recv_slot(r), c.mr->lkey);
+					posted++;
+				}
+			}
+			// Credits: one message for the whole batch, cumulative, so
+			// one left out while 8 are in flight is covered by the next.
+			if (r.mode == Mode::bw && !done &&
+			    (posted - credited >= std::max(1u, recvs / 2) ||
+			     (posted == need && credited < need)) &&
+			    c.send_ctrl(kCredit, posted, 0))
+				credited = posted;
+		}
+	} else if (r.test == Test::write && r.mode == Mode::lat) {
+		// Wait for the marker of ping i, send pong i.
+		volatile uint8_t *last = c.buf + r.size - 1;
+		uint8_t *src = c.buf + r.size;
+		for (uint32_t i = 0; i < r.iters; i++) {
+			while (*last != marker(i)) {
+				if (c.expired())
+					die(1, "write lat: no message %u within %d s", i, o.timeout_s);
+				sched_yield();
+			}
+			if (r.verify) {
+				c.checked++;
+				if (!matches(c.buf, r.size - 1, r.seed, i, c.tmp))
+					c.wrong++;
+			}
+			if (r.verify)
+				pattern(src, r.size, r.seed, i);
+			src[r.size - 1] = marker(i);
+			c.post_send(IBV_WR_RDMA_WRITE, wrid(kData, i), src, r.size, c.mr->lkey,
+				    r.addr, r.rkey);
+			c.poll(wc, 1);
+		}
+	}
+	if (r.test != Test::send) {
+		// Writes and Reads: the client's DONE ends it.
+		while (!done) {
+			int n = c.poll(wc, 32);
+			for (int k = 0; k < n; k++) {
+				if (wr_kind(wc[k].wr_id) != kCtrlRecv)
+					continue;
+				uint8_t *p = c.ctrl_recv_slot(wr_index(wc[k].wr_id));
+				if (c.ctrl_parse(p, wc[k].byte_len, &v1, &v2) != kDone)
+					die(1, "expected DONE");
+				done = true;
+			}
+		}
+		if (r.test == Test::write && r.mode == Mode::bw && r.verify) {
+			// Each slot holds the last Write into it.
+			for (uint32_t s = 0; s < slots; s++) {
+				uint32_t last = s + (r.iters - 1 - s) / slots * slots;
+				c.checked++;
+				if (!matches(c.buf + (size_t)s * r.size, r.size, r.seed, last, c.tmp))
+					c.wrong++;
+			}
+		}
+	}
+	while (!c.send_ctrl(kResult, c.checked, c.wrong))
+		c.poll(wc, 32);
+	// Every Send, the RESULT last, has completed.
+	while (c.ctrl_send_done != c.ctrl_send_next)
+		c.poll(wc, 32);
+	std::printf("%s: %s %s %u B x %u: %" PRIu64 " checked, %" PRIu64 " wrong\n", prog,
+		    what, r.mode == Mode::bw ? "bw" : "lat", r.size, r.iters, c.checked, c.wrong);
+	rdma_ack_cm_event(c.event(RDMA_CM_EVENT_DISCONNECTED));
+	return c.wrong ? 1 : 0;
+}
+
+// ---- client ----
+
+double pct(std::vector<double> &v, double p)
+{
+	std::sort(v.begin(), v.end());
+	size_t i = std::min(v.size() - 1, (size_t)(p * (double)(v.size() - 1) + 0.5));
+	return v[i];
+}
+
+int run_client(Opts &o)
+{
+	Request &r = o.req;
+	Conn c;
+	c.o = o;
+	c.arm();
+	c.ch = rdma_create_event_channel();
+	if (!c.ch)
+		die(2, "rdma_create_event_channel: %s", strerror(errno));
+	if (rdma_create_id(c.ch, &c.id, nullptr, RDMA_PS_TCP))
+		die(2, "rdma_create_id: %s", strerror(errno));
+	sockaddr_storage dst = resolve(o.addr, o.port, false), src;
+	sockaddr *srcp = nullptr;
+	if (!o.src.empty()) {
+		src = resolve(o.src, "0", false);
+		srcp = reinterpret_cast<sockaddr *>(&src);
+	}
+	if (rdma_resolve_addr(c.id, srcp, reinterpret_cast<sockaddr *>(&dst), 5000))
+		die(2, "rdma_resolve_addr %s: %s", o.addr.c_str(), strerror(errno));
+	rdma_ack_cm_event(c.event(RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(c.id, 5000))
+		die(2, "rdma_resolve_route: %s", strerror(errno));
+	rdma_ack_cm_event(c.event(RDMA_CM_EVENT_ROUTE_RESOLVED));
+
+	ibv_device_attr da;
+	if (ibv_query_device(c.id->verbs, &da))
+		die(2, "ibv_query_device: %s", strerror(errno));
+	uint32_t win = r.mode == Mode::bw ? r.window : 1;
+	win = std::min<uint32_t>(win, (uint32_t)std::max<size_t>(1, kMaxBuf / r.size));
+	size_t len = (size_t)win * r.size;
+	if (r.mode == Mode::lat)
+		len = 2 * (size_t)std::max<size_t>(r.size, kCtrlSize);
+	c.setup(c.id, len, win + 16, kCtrlRecvs + 2);
+	r.addr = (uintptr_t)c.buf;
+	r.rkey = c.mr->rkey;
+	if (r.seed == 1)
+		r.seed = (uint32_t)getpid() * 2654435761u | 1;
+
+	// Send latency: replies land in two receives of full size; all other
+	// tests receive only control messages.
+	bool data_recvs = r.test == Test::send && r.mode == Mode::lat;
+	size_t rslot = std::max<size_t>(r.size, kCtrlSize);
+	if (data_recvs) {
+		for (uint32_t i = 0; i < 2; i++)
+			c.post_recv(wrid(kDataRecv, i), c.buf + i * rslot, rslot, c.mr->lkey);
+	} else {
+		for (uint32_t i = 0; i < kCtrlRecvs; i++)
+			c.post_ctrl_recv(i);
+	}
+
+	uint8_t pd[Request::len];
+	r.encode(pd);
+	rdma_conn_param cp = {};
+	cp.private_data = pd;
+	cp.private_data_len = sizeof(pd);
+	cp.initiator_depth = (uint8_t)std::min(da.max_qp_init_rd_atom, 255);
+	cp.responder_resources = (uint8_t)std::min(da.max_qp_rd_atom, 255);
+	if (rdma_connect(c.id, &cp))
+		die(2, "rdma_connect: %s", strerror(errno));
+	rdma_cm_event *ev = c.event(RDMA_CM_EVENT_ESTABLISHED);
+	Reply rep;
+	bool ok = rep.decode(static_cast<const uint8_t *>(ev->param.conn.private_data),
+			     ev->param.conn.private_data_len);
+	rdma_ack_cm_event(ev);
+	if (!ok || rep.status)
+		die(2, "the server's accept carries no usable reply");
+	if (r.test == Test::read && r.mode == Mode::bw) {
+		if (!rep.ird)
+			die(2, "the server accepted no RDMA Reads (IRD 0)");
+		win = std::min(win, rep.ird);
+	}
+
+	ibv_wc wc[32];
+	uint64_t v1 = 0, v2 = 0;
+	uint8_t *mine = c.buf;
+	std::vector<double> lat;
+	auto t0 = Clock::now();
+	const char *what = r.test == Test::write ? "write" : r.test == Test::read ? "read" : "send";
+
+	if (r.mode == Mode::bw) {
+		uint32_t posted = 0, done = 0;
+		uint64_t credit = r.test == Test::send ? rep.recvs : UINT64_MAX;
+		auto note_ctrl = [&](const ibv_wc &w) {
+			uint8_t *p = c.ctrl_recv_slot(wr_index(w.wr_id));
+			uint32_t t = c.ctrl_parse(p, w.byte_len, &v1, &v2);
+			if (t != kCredit)
+				die(1, "unexpected control message %u", t);
+			credit = std::max<uint64_t>(credit, v1);
+			c.post_ctrl_recv(wr_index(w.wr_id));
+		};
+		while (done < r.iters) {
+			while (posted < r.iters && posted - done < win && posted < credit) {
+				uint8_t *p = mine + (size_t)(posted % win) * r.size;
+				if (r.verify && r.test != Test::read)
+					pattern(p, r.size, r.seed, posted);
+				uint32_t rs = posted % rep.slots;
+				uint64_t ra = rep.addr + (uint64_t)rs * r.size;
+				if (r.test == Test::write)
+					c.post_send(IBV_WR_RDMA_WRITE, wrid(kData, posted), p, r.size,
+						    c.mr->lkey, ra, rep.rkey);
+				else if (r.test == Test::read)
+					c.post_send(IBV_WR_RDMA_READ, wrid(kData, posted), p, r.size,
+						    c.mr->lkey, ra, rep.rkey);
+				else
+					c.post_send(IBV_WR_SEND, wrid(kData, posted), p, r.size,
+						    c.mr->lkey);
+				posted++;
+			}
+			int n = c.poll(wc, 32);
+			for (int k = 0; k < n; k++) {
+				Kind kd = wr_kind(wc[k].wr_id);
+				if (kd == kCtrlRecv) {
+					note_ctrl(wc[k]);
+					continue;
+				}
+				if (kd != kData)
+					continue;
+				uint32_t i = wr_index(wc[k].wr_id);
+				if (i != done)
+					die(1, "completion %u out of order (expected %u)", i, done);
+				if (r.test == Test::read && r.verify) {
+					c.checked++;
+					if (!matches(mine + (size_t)(i % win) * r.size, r.size, r.seed,
+						     i % rep.slots, c.tmp))
+						c.wrong++;
+				}
+				done++;
+			}
+		}
+		auto t1 = Clock::now();
+		// The DONE needs a credit in the Send test.
+		while (r.iters >= credit) {
+			int n = c.poll(wc, 32);
+			for (int k = 0; k < n; k++)
+				if (wr_kind(wc[k].wr_id) == kCtrlRecv)
+					note_ctrl(wc[k]);
+		}
+		double s = std::chrono::duration<double>(t1 - t0).count();
+		double bytes = (double)r.size * r.iters;
+		std::printf("%s: %s bw %u B x %u, window %u: %.2f MB/s %.1f msg/s %.3f s%s\n",
+			    prog, what, r.size, r.iters, win, bytes / s / 1e6, r.iters / s, s,
+			    r.verify ? " (verified)" : "");
+	} else {
+		volatile uint8_t *last = mine + r.size - 1;
+		uint8_t *src = mine + std::max<size_t>(r.size, kCtrlSize);
+		for (uint32_t i = 0; i < r.iters; i++) {
+			if (r.verify && r.test != Test::read)
+				pattern(src, r.size, r.seed, i);
+			auto a = Clock::now();
+			if (r.test == Test::write) {
+				src[r.size - 1] = marker(i);
+				c.post_send(IBV_WR_RDMA_WRITE, wrid(kData, i), src, r.size, c.mr->lkey,
+					    rep.addr, rep.rkey);
+				c.poll(wc, 1);
+				while (*last != marker(i)) {
+					if (c.expired())
+						die(1, "write lat: no reply %u within %d s", i, o.timeout_s);
+					sched_yield();
+				}
+				if (r.verify) {
+					c.checked++;
+					if (!matches(mine, r.size - 1, r.seed, i, c.tmp))
+						c.wrong++;
+				}
+			} else if (r.test == Test::read) {
+				c.post_send(IBV_WR_RDMA_READ, wrid(kData, i), mine, r.size, c.mr->lkey,
+					    rep.addr, rep.rkey);
+				c.poll(wc, 1);
+				if (r.verify) {
+					c.checked++;
+					if (!matches(mine, r.size, r.seed, 0, c.tmp))
+						c.wrong++;
+				}
+			} else {
+				c.post_send(IBV_WR_SEND, wrid(kData, i), src, r.size, c.mr->lkey);
+				bool sent = false, back = false;
+				while (!sent || !back) {
+					int n = c.poll(wc, 2);
+					for (int k = 0; k < n; k++) {
+						if (wr_kind(wc[k].wr_id) == kData) {
+							sent = true;
+							continue;
+						}
+						uint32_t slot = wr_index(wc[k].wr_id);
+						uint8_t *p = c.buf + slot * rslot;
+						if (wc[k].byte_len != r.size)
+							die(1, "send lat: reply %u has %u bytes", i,
+							    wc[k].byte_len);
+						if (r.verify) {
+							c.checked++;
+							if (!matches(p, r.size, r.seed, i, c.tmp))
+								c.wrong++;
+						}
+						c.post_recv(wc[k].wr_id, p, rslot, c.mr->lkey);
+						back = true;
+					}
+				}
+			}
+			auto b = Clock::now();
+			double us = std::chrono::duration<double, std::micro>(b - a).count();
+			lat.push_back(r.test == Test::read ? us : us / 2);
+		}
+		double avg = 0;
+		for (double v : lat)
+			avg += v;
+		avg /= (double)lat.size();
+		double mn = pct(lat, 0), med = pct(lat, 0.5), p99 = pct(lat, 0.99), mx = pct(lat, 1);
+		std::printf("%s: %s lat %u B x %u: median %.2f us avg %.2f min %.2f p99 %.2f max %.2f (%s)%s\n",
+			    prog, what, r.size, r.iters, med, avg, mn, p99, mx,
+			    r.test == Test::read ? "round trip" : "half round trip",
+			    r.verify ? " (verified)" : "");
+	}
+
+	// DONE, then the server's RESULT.
+	c.send_ctrl(kDone, 0, 0);
+	bool result = false;
+	while (!result) {
+		int n = c.poll(wc, 32);
+		for (int k = 0; k < n; k++) {
+			Kind kd = wr_kind(wc[k].wr_id);
+			if (kd != kCtrlRecv && kd != kDataRecv)
+				continue;
+			uint8_t *p = kd == kCtrlRecv ? c.ctrl_recv_slot(wr_index(wc[k].wr_id)) :
+				     c.buf + wr_index(wc[k].wr_id) * rslot;
+			uint32_t t = c.ctrl_parse(p, wc[k].byte_len, &v1, &v2);
+			if (t == kCredit) {
+				c.post_ctrl_recv(wr_index(wc[k].wr_id));
+				continue;
+			}
+			if (t != kResult)
+				die(1, "expected RESULT, got control message %u", t);
+			result = true;
+		}
+	}
+	if (rdma_disconnect(c.id))
+		die(1, "rdma_disconnect: %s", strerror(errno));
+	rdma_ack_cm_event(c.event(RDMA_CM_EVENT_DISCONNECTED));
+	int rc = 0;
+	if (r.verify) {
+		std::printf("%s: server checked %" PRIu64 " messages, %" PRIu64
+			    " wrong; client checked %" PRIu64 ", %" PRIu64 " wrong\n",
+			    prog, v1, v2, c.checked, c.wrong);
+		if (!v1 && !c.checked)
+			rc = 1;
+	}
+	if (v2 || c.wrong)
+		rc = 1;
+	return rc;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Opts o;
+	static const option longopts[] = {
+		{ "address", required_argument, nullptr, 'a' },
+		{ "connect", required_argument, nullptr, 'c' },
+		{ "bind", required_argument, nullptr, 'b' },
+		{ "port", required_argument, nullptr, 'p' },
+		{ "test", required_argument, nullptr, 't' },
+		{ "mode", required_argument, nullptr, 'm' },
+		{ "size", required_argument, nullptr, 's' },
+		{ "iters", required_argument, nullptr, 'n' },
+		{ "window", required_argument, nullptr, 'w' },
+		{ "verify", no_argument, nullptr, 'V' },
+		{ "timeout", required_argument, nullptr, 'T' },
+		{ nullptr, 0, nullptr, 0 },
+	};
+	auto num = [](const char *s, unsigned long max) {
+		char *end;
+		errno = 0;
+		unsigned long v = std::strtoul(s, &end, 0);
+		if (errno || *end || !*s || v > max)
+			die(2, "bad number '%s' (at most %lu)", s, max);
+		return (uint32_t)v;
+	};
+	int ch;
+	bool client = false;
+	while ((ch = getopt_long(argc, argv, "a:c:b:p:t:m:s:n:w:VT:", longopts, nullptr)) != -1) {
+		switch (ch) {
+		case 'a':
+			o.server = true;
+			o.addr = optarg;
+			break;
+		case 'c':
+			client = true;
+			o.addr = optarg;
+			break;
+		case 'b':
+			o.src = optarg;
+			break;
+		case 'p':
+			o.port = optarg;
+			break;
+		case 't':
+			if (!std::strcmp(optarg, "write"))
+				o.req.test = Test::write;
+			else if (!std::strcmp(optarg, "read"))
+				o.req.test = Test::read;
+			else if (!std::strcmp(optarg, "send"))
+				o.req.test = Test::send;
+			else
+				die(2, "unknown test '%s' (write, read, send)", optarg);
+			break;
+		case 'm':
+			if (!std::strcmp(optarg, "bw"))
+				o.req.mode = Mode::bw;
+			else if (!std::strcmp(optarg, "lat"))
+				o.req.mode = Mode::lat;
+			else
+				die(2, "unknown mode '%s' (bw, lat)", optarg);
+			break;
+		case 's':
+			o.req.size = num(optarg, kMaxSize);
+			break;
+		case 'n':
+			o.req.iters = num(optarg, 100000000);
+			break;
+		case 'w':
+			o.req.window = num(optarg, 1024);
+			break;
+		case 'V':
+			o.req.verify = true;
+			break;
+		case 'T':
+			o.timeout_s = (int)num(optarg, 3600);
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc || o.server == client)
+		usage();
+	if (!o.req.size || !o.req.iters || !o.req.window)
+		die(2, "size, iterations and window must be at least 1");
+	if (o.timeout_s < 1)
+		o.timeout_s = 1;
+	return o.server ? serve(o) : run_client(o);
+}
