@@ -415,14 +415,21 @@ struct Conn {
 		return true;
 	}
 
-	// Completions, any kind; fatal on error status or timeout.
-	int poll(ibv_wc *wc, int max)
+	// Completions, any kind; fatal on error status or timeout.  With
+	// @flush_ok flushed work requests only set @flushed: the peer may
+	// disconnect as soon as it has what it waited for.
+	bool flushed = false;
+	int poll(ibv_wc *wc, int max, bool flush_ok = false)
 	{
 		for (;;) {
 			int n = ibv_poll_cq(cq, max, wc);
 			if (n < 0)
 				die(1, "ibv_poll_cq failed");
 			for (int i = 0; i < n; i++) {
+				if (flush_ok && wc[i].status == IBV_WC_WR_FLUSH_ERR) {
+					flushed = true;
+					continue;
+				}
 				if (wc[i].status != IBV_WC_SUCCESS)
 					die(1, "completion error: %s (vendor error %u, opcode %d)",
 					    ibv_wc_status_str(wc[i].status), wc[i].vendor_err,
@@ -651,9 +658,10 @@ int serve(Opts &o)
 	}
 	while (!c.send_ctrl(kResult, c.checked, c.wrong))
 		c.poll(wc, 32);
-	// Every Send, the RESULT last, has completed.
-	while (c.ctrl_send_done != c.ctrl_send_next)
-		c.poll(wc, 32);
+	// Every Send, the RESULT last, has completed, or the client, which
+	// disconnects once it has the RESULT, got it first.
+	while (c.ctrl_send_done != c.ctrl_send_next && !c.flushed)
+		c.poll(wc, 32, true);
 	std::printf("%s: %s %s %u B x %u: %" PRIu64 " checked, %" PRIu64 " wrong\n", prog,
 		    what, r.mode == Mode::bw ? "bw" : "lat", r.size, r.iters, c.checked, c.wrong);
 	rdma_ack_cm_event(c.event(RDMA_CM_EVENT_DISCONNECTED));
