@@ -9,12 +9,16 @@
 # For each driver (xiw, then siw on the very same veths) it runs perftest
 # over RDMA CM (-R): ib_write_bw, ib_read_bw, ib_send_bw at several sizes,
 # ib_write_lat, ib_read_lat, ib_send_lat at 64 B, 4 KiB and 64 KiB, and
-# cmtime for the connection setup rate; then iperf3 (plain and -Z) for raw
-# TCP.  Every point runs BENCH_REPS times.  Output: one tab-separated line
+# cmtime for the connection setup rate, and the scale point: BENCH_SCALE
+# (default 1024) connections open at once through xiw-scale, with the
+# kernel memory they take (Slab and VmallocUsed from /proc/meminfo, while
+# all are up, less before; both ends are in this VM, so per QP is the
+# delta over 2N); then iperf3 (plain and -Z) for raw TCP.  Every point
+# runs BENCH_REPS times (the scale point once).  Output: one tab-separated line
 # per measurement on OUT:
 #   <driver> <test> <size> <rep> <metric> <value>
 # metrics: bw_MBps (MB/s, 10^6), mpps, lat_typ_us, lat_avg_us, conn_per_s,
-# and tcp_MBps for iperf3.  Failures are recorded as "fail" lines, never
+# slab_KiB_per_qp, vmalloc_KiB_per_qp, and tcp_MBps for iperf3.  Failures are recorded as "fail" lines, never
 # silently dropped.
 set -uo pipefail
 
@@ -26,6 +30,7 @@ NSA=bench-a
 NSB=bench-b
 BW_SIZES=${BENCH_BW_SIZES:-"64 4096 65536 1048576 8388608"}
 LAT_SIZES=${BENCH_LAT_SIZES:-"64 4096 65536"}
+top=$(cd "$(dirname "$0")/../.." && pwd)
 : >"$out"
 
 log() { echo "bench: $*" >&2; }
@@ -153,6 +158,8 @@ conn_rate() {
 		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
 		return
 	fi
+	# cmtime's server serves on until it is stopped.
+	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
 	# A table of steps ("connect : <total> <max> <min> <per conn>"); its
 	# header says whether the total is in ms or us.
@@ -165,6 +172,54 @@ conn_rate() {
 		return
 	fi
 	record "$drv" cmtime "$n" "$rep" conn_per_s "$(awk -v n="$n" -v t="$total" 'BEGIN { printf "%.1f", n / t }')"
+}
+
+meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+
+# scale DRIVER: BENCH_SCALE connections at once, memory per QP.
+scale() {
+	local n=${BENCH_SCALE:-1024} port=$((19700 + RANDOM % 200)) srv cli
+	local slab0 vm0 slab1 vm1 rate
+	local tool=${XIW_SCALE:-$top/build/userspace/tools/xiw-scale}
+	if [ ! -x "$tool" ]; then
+		record "$drv" scale "$n" 1 fail "xiw-scale not built"
+		return
+	fi
+	ulimit -n $((4 * n + 64))
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	slab0=$(meminfo Slab) vm0=$(meminfo VmallocUsed)
+	ip netns exec $NSA timeout 300 "$tool" -a $A -p "$port" -n "$n" >/tmp/bench.sc.srv 2>&1 &
+	srv=$!
+	if ! wait_listen "$port" "$srv"; then
+		record "$drv" scale "$n" 1 fail "server did not listen"
+		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+		return
+	fi
+	ip netns exec $NSB timeout 300 "$tool" -c $A -p "$port" -n "$n" -k >/tmp/bench.sc 2>&1 &
+	cli=$!
+	for _ in $(seq 1200); do
+		grep -q '^xiw-scale: connected' /tmp/bench.sc && break
+		kill -0 "$cli" 2>/dev/null || break
+		sleep 0.2
+	done
+	sed 's/^/bench:   scale: /' /tmp/bench.sc >&2
+	if ! grep -q '^xiw-scale: connected' /tmp/bench.sc; then
+		record "$drv" scale "$n" 1 fail "$(tail -n 1 /tmp/bench.sc | tr '\t' ' ')"
+		kill "$cli" "$srv" 2>/dev/null; wait "$cli" "$srv" 2>/dev/null
+		return
+	fi
+	sleep 1
+	slab1=$(meminfo Slab) vm1=$(meminfo VmallocUsed)
+	kill -TERM "$cli"	# timeout(1) passes it on; xiw-scale takes it as SIGUSR1
+	wait "$cli" || record "$drv" scale "$n" 1 fail "client failed while disconnecting"
+	wait "$srv" || record "$drv" scale "$n" 1 fail "server failed"
+	rate=$(sed -n 's/.*(\([0-9.]*\) connections\/s).*/\1/p' /tmp/bench.sc)
+	record "$drv" scale "$n" 1 conn_per_s "$rate"
+	record "$drv" scale "$n" 1 slab_KiB_per_qp \
+		"$(awk -v a="$slab0" -v b="$slab1" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / (2 * n) }')"
+	record "$drv" scale "$n" 1 vmalloc_KiB_per_qp \
+		"$(awk -v a="$vm0" -v b="$vm1" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / (2 * n) }')"
 }
 
 run_driver() {
@@ -193,6 +248,8 @@ run_driver() {
 		log "$drv rep $rep: cmtime"
 		conn_rate "$drv" "$rep"
 	done
+	log "$drv: scale, ${BENCH_SCALE:-1024} connections"
+	scale "$drv"
 	dev_down bench_a
 	dev_down bench_b
 }

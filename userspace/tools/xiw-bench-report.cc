@@ -226,6 +226,20 @@ public:
 			Row(o, std::to_string(s) + " connections", Med("xiw", "cmtime", s, "conn_per_s"),
 			    Med("siw", "cmtime", s, "conn_per_s"), 1, 1.5, true);
 
+		o << "\n## Scale (xiw-scale: connections open at once)\n\n"
+		  << "Both ends in the VM: kernel memory per QP is the Slab and VmallocUsed\n"
+		  << "growth while all are up, over 2N QPs.\n\n"
+		  << "| connections, measure | xiw | siw | xiw/siw | target | |\n|---|---|---|---|---|---|\n";
+		for (long s : Sizes("scale", "conn_per_s")) {
+			std::string n = std::to_string(s);
+			Row(o, n + ", connections/s", Med("xiw", "scale", s, "conn_per_s"),
+			    Med("siw", "scale", s, "conn_per_s"), 1, 0, true);
+			Row(o, n + ", slab KiB per QP", Med("xiw", "scale", s, "slab_KiB_per_qp"),
+			    Med("siw", "scale", s, "slab_KiB_per_qp"), 1, 0, false);
+			Row(o, n + ", vmalloc KiB per QP", Med("xiw", "scale", s, "vmalloc_KiB_per_qp"),
+			    Med("siw", "scale", s, "vmalloc_KiB_per_qp"), 1, 0, false);
+		}
+
 		o << "\n## Against raw TCP on the same veth pair\n\n"
 		  << "iperf3: " << Num(tcp, 1) << " MB/s plain, " << Num(tcpz, 1)
 		  << " MB/s with -Z (zero-copy send).\n\n"

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// xiw-scale: many RDMA connections open at once, for the scale point of
+// `make bench` (how many QPs a device carries at the same time and what
+// each costs in kernel memory).
+//
+//   server: xiw-scale -a ADDR -n N [-p PORT] [-T SECS]
+//   client: xiw-scale -c ADDR -n N [-p PORT] [-T SECS] [-k]
+//
+// The client sets up N connections through librdmacm, at most 64 of them
+// in flight at a time; each has its own QP (16 send and 16 receive WRs)
+// and its own CQ.  When all N are established it sends one 64 byte
+// message on every connection, which the server checks (a connection
+// number and a sequence of bytes), and prints "connected N in S s".
+// With -k it then waits for SIGUSR1 or SIGTERM (which timeout(1) passes
+// on), so that a script can read the kernel's memory counters while
+// everything is up.  Then it disconnects all of them and both ends tear
+// everything down.
+//
+// The server prints "listening" once it listens, "established N" when
+// every connection is up and "received N" when every message arrived
+// intact.  Exit 0 on success, 1 on a failed connection or message, 2 on
+// bad usage or a setup error.
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <chrono>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr size_t kMsg = 64;
+constexpr uint32_t kMaxConns = 65536;
+constexpr uint32_t kInFlight = 64;
+
+[[noreturn]] void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+[[noreturn]] void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	std::fputs("xiw-scale: ", stderr);
+	std::vfprintf(stderr, fmt, ap);
+	std::fputc('\n', stderr);
+	va_end(ap);
+	std::exit(code);
+}
+
+using Clock = std::chrono::steady_clock;
+
+// The message of connection @i.
+void fill(uint8_t *p, uint32_t i)
+{
+	for (size_t k = 0; k < kMsg; k++)
+		p[k] = (uint8_t)(i * 7 + k * 13 + (i >> 8));
+	std::memcpy(p, &i, sizeof(i));
+}
+
+struct Side {
+	rdma_event_channel *ch = nullptr;
+	ibv_context *ctx = nullptr;
+	ibv_pd *pd = nullptr;
+	std::vector<ibv_cq *> cqs;	// one per connection
+	ibv_mr *mr = nullptr;
+	std::vector<uint8_t> buf;	// kMsg per connection
+	std::vector<rdma_cm_id *> ids;
+	Clock::time_point deadline;
+	int timeout_s = 120;
+
+	// The resources shared by all connections, on the first id's device.
+	void shared(ibv_context *c, uint32_t n)
+	{
+		if (ctx) {
+			if (c != ctx)
+				die(2, "connections on more than one device");
+			return;
+		}
+		ctx = c;
+		pd = ibv_alloc_pd(ctx);
+		if (!pd)
+			die(2, "ibv_alloc_pd: %s", strerror(errno));
+		buf.assign((size_t)n * kMsg, 0);
+		mr = ibv_reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
+		if (!mr)
+			die(2, "ibv_reg_mr: %s", strerror(errno));
+	}
+
+	void qp(rdma_cm_id *id, uint32_t i)
+	{
+		ibv_cq *cq = ibv_create_cq(ctx, 32, nullptr, nullptr, 0);
+		if (!cq)
+			die(1, "ibv_create_cq for connection %u: %s", i, strerror(errno));
+		cqs.push_back(cq);
+		ibv_qp_init_attr ia = {};
+		ia.send_cq = ia.recv_cq = cq;
+		ia.qp_type = IBV_QPT_RC;
+		ia.cap.max_send_wr = ia.cap.max_recv_wr = 16;
+		ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+		if (rdma_create_qp(id, pd, &ia))
+			die(1, "rdma_create_qp for connection %u: %s", i, strerror(errno));
+	}
+
+	// What the callers need of a CM event.
+	struct Ev {
+		rdma_cm_id *id;
+		rdma_cm_event_type type;
+		int status;
+	};
+
+	// Next CM event, acknowledged, or die at the deadline.
+	Ev next()
+	{
+		rdma_cm_event *ev = event();
+		Ev e = { ev->id, ev->event, ev->status };
+		rdma_ack_cm_event(ev);
+		return e;
+	}
+
+	rdma_cm_event *event()
+	{
+		auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+				  deadline - Clock::now()).count();
+		pollfd p = { ch->fd, POLLIN, 0 };
+		if (ms <= 0 || ::poll(&p, 1, (int)ms) <= 0)
+			die(1, "no connection event within %d s", timeout_s);
+		rdma_cm_event *ev;
+		if (rdma_get_cm_event(ch, &ev))
+			die(1, "rdma_get_cm_event: %s", strerror(errno));
+		return ev;
+	}
+
+	void wait_cq(uint32_t want, const char *what, bool check)
+	{
+		uint32_t got = 0;
+		size_t next = 0;
+		while (got < want) {
+			ibv_wc wc[32];
+			int n = 0;
+			// Round robin over the CQs; a full round without a
+			// completion counts as idle.
+			for (size_t k = 0; k < cqs.size() && !n; k++, next = (next + 1) % cqs.size()) {
+				n = ibv_poll_cq(cqs[next], 32, wc);
+				if (n < 0)
+					die(1, "ibv_poll_cq failed");
+			}
+			for (int k = 0; k < n; k++) {
+				if (wc[k].status != IBV_WC_SUCCESS)
+					die(1, "%s %" PRIu64 ": %s", what, wc[k].wr_id,
+					    ibv_wc_status_str(wc[k].status));
+				if (check)
+					check_msg((uint32_t)wc[k].wr_id, wc[k].byte_len);
+			}
+			got += (uint32_t)n;
+			if (!n) {
+				if (Clock::now() > deadline)
+					die(1, "%u of %u %s within %d s", got, want, what, timeout_s);
+				usleep(100);
+			}
+		}
+	}
+
+	// Receive @slot holds the message of one client connection, each
+	// connection's exactly once.
+	std::vector<bool> seen;
+	void check_msg(uint32_t slot, uint32_t len)
+	{
+		const uint8_t *p = &buf[(size_t)slot * kMsg];
+		uint8_t want[kMsg];
+		uint32_t i;
+		std::memcpy(&i, p, sizeof(i));
+		seen.resize(ids.size());
+		if (len != kMsg || i >= seen.size() || seen[i])
+			die(1, "receive %u: bad message (%u bytes, connection %u)", slot, len, i);
+		fill(want, i);
+		if (std::memcmp(p, want, kMsg))
+			die(1, "receive %u: connection %u's message is corrupt", slot, i);
+		seen[i] = true;
+	}
+
+	void teardown()
+	{
+		for (rdma_cm_id *id : ids) {
+			if (id->qp)
+				rdma_destroy_qp(id);
+			rdma_destroy_id(id);
+		}
+		ids.clear();
+		if (mr)
+			ibv_dereg_mr(mr);
+		for (ibv_cq *cq : cqs)
+			ibv_destroy_cq(cq);
+		cqs.clear();
+		if (pd)
+			ibv_dealloc_pd(pd);
+	}
+};
+
+sockaddr_storage resolve(const std::string &host, const std::string &port)
+{
+	addrinfo hints = {}, *res;
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+	int rv = getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
+	if (rv)
+		die(2, "bad address '%s': %s", host.c_str(), gai_strerror(rv));
+	sockaddr_storage ss = {};
+	std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return ss;
+}
+
+void post_recv(Side &s, rdma_cm_id *id, uint32_t i)
+{
+	ibv_sge sge = { (uintptr_t)&s.buf[(size_t)i * kMsg], (uint32_t)kMsg, s.mr->lkey };
+	ibv_recv_wr wr = {}, *bad;
+	wr.wr_id = i;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	if (ibv_post_recv(id->qp, &wr, &bad))
+		die(1, "ibv_post_recv on connection %u failed", i);
+}
+
+int serve(const std::string &addr, const std::string &port, uint32_t n, int tmo)
+{
+	Side s;
+	s.timeout_s = tmo;
+	s.ch = rdma_create_event_channel();
+	rdma_cm_id *listen;
+	if (!s.ch || rdma_create_id(s.ch, &listen, nullptr, RDMA_PS_TCP))
+		die(2, "rdma_create_id: %s", strerror(errno));
+	sockaddr_storage sa = resolve(addr, port);
+	if (rdma_bind_addr(listen, reinterpret_cast<sockaddr *>(&sa)))
+		die(2, "rdma_bind_addr %s: %s", addr.c_str(), strerror(errno));
+	if (rdma_listen(listen, (int)std::min<uint32_t>(n, 1024)))
+		die(2, "rdma_listen: %s", strerror(errno));
+	std::printf("xiw-scale: listening\n");
+	std::fflush(stdout);
+
+	s.deadline = Clock::now() + std::chrono::seconds(tmo);
+	uint32_t up = 0, down = 0;
+	while (up < n) {
+		auto [id, type, status] = s.next();
+		if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			uint32_t i = (uint32_t)s.ids.size();
+			if (i >= n) {
+				rdma_reject(id, nullptr, 0);
+				rdma_destroy_id(id);
+				die(1, "more than %u connection requests", n);
+			}
+			s.shared(id->verbs, n);
+			s.qp(id, i);
+			s.ids.push_back(id);
+			id->context = reinterpret_cast<void *>((uintptr_t)i);
+			post_recv(s, id, i);
+			rdma_conn_param cp = {};
+			if (rdma_accept(id, &cp))
+				die(1, "rdma_accept (connection %u): %s", i, strerror(errno));
+		} else if (type == RDMA_CM_EVENT_ESTABLISHED) {
+			up++;
+		} else {
+			die(1, "connection event %s (status %d) before all were up",
+			    rdma_event_str(type), status);
+		}
+	}
+	std::printf("xiw-scale: established %u\n", up);
+	std::fflush(stdout);
+	// Each connection's message lands in the receive posted for it: the
+	// receive's wr_id names the connection, the message carries its number.
+	s.wait_cq(n, "message", true);
+	std::printf("xiw-scale: received %u\n", n);
+	std::fflush(stdout);
+	s.deadline = Clock::now() + std::chrono::hours(1);
+	while (down < n) {
+		auto type = s.next().type;
+		if (type != RDMA_CM_EVENT_DISCONNECTED)
+			die(1, "unexpected %s while waiting for disconnects", rdma_event_str(type));
+		down++;
+	}
+	s.teardown();
+	rdma_destroy_id(listen);
+	rdma_destroy_event_channel(s.ch);
+	return 0;
+}
+
+volatile sig_atomic_t g_go;
+sigset_t g_unblocked;	// the mask before SIGUSR1 and SIGTERM were blocked
+void on_sig(int) { g_go = 1; }
+
+int client(const std::string &addr, const std::string &port, uint32_t n, int tmo, bool hold)
+{
+	Side s;
+	s.timeout_s = tmo;
+	s.ch = rdma_create_event_channel();
+	if (!s.ch)
+		die(2, "rdma_create_event_channel: %s", strerror(errno));
+	sockaddr_storage dst = resolve(addr, port);
+	s.deadline = Clock::now() + std::chrono::seconds(tmo);
+	auto t0 = Clock::now();
+	uint32_t started = 0, up = 0;
+	auto start_one = [&] {
+		rdma_cm_id *id;
+		uint32_t i = started++;
+		if (rdma_create_id(s.ch, &id, reinterpret_cast<void *>((uintptr_t)i), RDMA_PS_TCP))
+			die(1, "rdma_create_id %u: %s", i, strerror(errno));
+		s.ids.push_back(id);
+		if (rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr *>(&dst), 5000))
+			die(1, "rdma_resolve_addr %u: %s", i, strerror(errno));
+	};
+	while (started < n && started < kInFlight)
+		start_one();
+	while (up < n) {
+		auto [id, type, status] = s.next();
+		uint32_t i = (uint32_t)(uintptr_t)id->context;
+		switch (type) {
+		case RDMA_CM_EVENT_ADDR_RESOLVED:
+			if (rdma_resolve_route(id, 5000))
+				die(1, "rdma_resolve_route %u: %s", i, strerror(errno));
+			break;
+		case RDMA_CM_EVENT_ROUTE_RESOLVED: {
+			s.shared(id->verbs, n);
+			s.qp(id, i);
+			rdma_conn_param cp = {};
+			if (rdma_connect(id, &cp))
+				die(1, "rdma_connect %u: %s", i, strerror(errno));
+			break;
+		}
+		case RDMA_CM_EVENT_ESTABLISHED:
+			up++;
+			if (started < n)
+				start_one();
+			break;
+		default:
+			die(1, "connection %u: %s (status %d%s%s)", i, rdma_event_str(type), status,
+			    status < 0 ? ": " : "", status < 0 ? strerror(-status) : "");
+		}
+	}
+	double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *p = &s.buf[(size_t)i * kMsg];
+		fill(p, i);
+		ibv_sge sge = { (uintptr_t)p, (uint32_t)kMsg, s.mr->lkey };
+		ibv_send_wr wr = {}, *bad;
+		wr.wr_id = i;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		if (ibv_post_send(s.ids[i]->qp, &wr, &bad))
+			die(1, "ibv_post_send on connection %u failed", i);
+	}
+	s.wait_cq(n, "send", false);
+	std::printf("xiw-scale: connected %u in %.3f s (%.1f connections/s)\n", n, secs,
+		    n / secs);
+	std::fflush(stdout);
+	if (hold) {
+		sigset_t old;
+		while (!g_go)
+			sigsuspend(&g_unblocked);
+		sigprocmask(SIG_SETMASK, &g_unblocked, &old);
+	}
+	s.deadline = Clock::now() + std::chrono::seconds(tmo);
+	for (rdma_cm_id *id : s.ids)
+		if (rdma_disconnect(id))
+			die(1, "rdma_disconnect: %s", strerror(errno));
+	for (uint32_t down = 0; down < n;) {
+		if (s.next().type == RDMA_CM_EVENT_DISCONNECTED)
+			down++;
+	}
+	s.teardown();
+	rdma_destroy_event_channel(s.ch);
+	std::printf("xiw-scale: disconnected %u\n", n);
+	return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	std::string addr, port = "18700";
+	bool server = false, is_client = false, hold = false;
+	uint32_t n = 0;
+	int tmo = 120, ch;
+	while ((ch = getopt(argc, argv, "a:c:p:n:T:k")) != -1) {
+		switch (ch) {
+		case 'a':
+			server = true;
+			addr = optarg;
+			break;
+		case 'c':
+			is_client = true;
+			addr = optarg;
+			break;
+		case 'p':
+			port = optarg;
+			break;
+		case 'n':
+			n = (uint32_t)std::strtoul(optarg, nullptr, 0);
+			break;
+		case 'T':
+			tmo = std::atoi(optarg);
+			break;
+		case 'k':
+			hold = true;
+			break;
+		default:
+			die(2, "usage: xiw-scale -a ADDR|-c ADDR -n N [-p PORT] [-T SECS] [-k]");
+		}
+	}
+	if (server == is_client || optind != argc || !n || n > kMaxConns || tmo < 1)
+		die(2, "usage: xiw-scale -a ADDR|-c ADDR -n N (1..%u) [-p PORT] [-T SECS] [-k]",
+		    kMaxConns);
+	struct sigaction sa = {};
+	sa.sa_handler = on_sig;
+	sigaction(SIGUSR1, &sa, nullptr);
+	sigaction(SIGTERM, &sa, nullptr);
+	// Blocked but for sigsuspend(), so a signal before the wait is kept.
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &g_unblocked);
+	return server ? serve(addr, port, n, tmo) : client(addr, port, n, tmo, hold);
+}
