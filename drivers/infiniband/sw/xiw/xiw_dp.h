@@ -19,9 +19,14 @@
 #include "xiw_mem.h"
 #include "xiw_proto.h"
 
-/* Largest FPDU: ULPDU_Length, 64 KiB ULPDU, pad, CRC and its markers. */
-#define XIW_TX_BUF_LEN		(MPA_HDR_LEN + MPA_MAX_ULPDU + MPA_ALIGN + \
-				 MPA_CRC_LEN + MPA_MARKER_LEN * 130)
+/*
+ * The framing buffer: a batch of FPDUs, or one FPDU as large as fits
+ * (ULPDU_Length, ULPDU, pad, CRC, markers).  Exactly 64 KiB: the slab
+ * rounds an allocation just past it up to 128 KiB.  The largest ULPDU an
+ * MSS of 64 KiB would allow is cut down to what fits, a few hundred
+ * octets less: MULPDU is an upper bound, not a size every FPDU must have.
+ */
+#define XIW_TX_BUF_LEN		SZ_64K
 
 /**
  * struct xiw_orq_entry - one of our RDMA Read or Atomic Requests awaiting
@@ -194,7 +199,9 @@ struct xiw_tx_pq {
  * @tx_off: octets of @tx_buf TCP took
  * @tx_last_len: length of the FPDU built last
  * @tx_more: the message of the FPDU built last goes on (batching)
- * @tx_payload: bounce buffer for one segment's payload
+ * @tx_payload: bounce buffer for one segment's payload (grown to the
+ *	largest segment framed so far)
+ * @tx_payload_cap: size of @tx_payload
  * @tx_sqe: the send work request in progress
  * @tx_sqe_active: @tx_sqe is owned by the transmit engine
  * @tx_sqe_len: total payload of @tx_sqe
@@ -267,6 +274,7 @@ struct xiw_conn {
 	u8 tx_trl_len;
 	u8 tx_trl_off;
 	u8 *tx_payload;
+	u32 tx_payload_cap;
 	struct xiw_ksqe tx_sqe;
 	bool tx_sqe_active;
 	u32 tx_sqe_len;

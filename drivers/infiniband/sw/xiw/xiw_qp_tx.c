@@ -141,19 +141,16 @@ static u32 xiw_tx_max_payload(struct xiw_conn *conn, u8 op)
 	const struct xiw_rdmap_opinfo *info = xiw_rdmap_op_lookup(op);
 	u32 mss = READ_ONCE(tcp_sk(conn->sock->sk)->mss_cache);
 	u32 mul = xiw_mpa_mulpdu(mss, conn->mpa.markers_tx, conn->mpa.crc);
+	u32 room;
 
 	/* A tiny MSS still makes progress: TCP splits, the peer copes. */
 	mul = max_t(u32, mul, info->hdr_len + 256);
 	mul = min_t(u32, mul, MPA_MAX_ULPDU);
-	if (conn->tx_len) {
-		/* Behind a batch: what is left of tx_buf, markers and all. */
-		u32 room = XIW_TX_BUF_LEN - conn->tx_len;
-
-		room -= room / (MPA_MARKER_SPACING / MPA_MARKER_LEN) +
-			MPA_HDR_LEN + MPA_ALIGN + MPA_CRC_LEN + MPA_MARKER_LEN;
-		mul = min(mul, room);
-	}
-	return mul - info->hdr_len;
+	/* What is left of tx_buf (all of it, or behind a batch), markers and all. */
+	room = XIW_TX_BUF_LEN - conn->tx_len;
+	room -= room / (MPA_MARKER_SPACING / MPA_MARKER_LEN) +
+		MPA_HDR_LEN + MPA_ALIGN + MPA_CRC_LEN + MPA_MARKER_LEN;
+	return min(mul, room) - info->hdr_len;
 }
 
 static void xiw_tx_untagged(struct xiw_rdmap_hdr *h, u8 op, u32 qn, u32 msn,
@@ -516,6 +513,30 @@ static int xiw_tx_build_rtr(struct xiw_conn *conn)
 	return xiw_tx_frame(conn, &h, NULL, 0);
 }
 
+/*
+ * Room for @len octets in the payload bounce buffer.  It is sized by the
+ * segments actually framed: MSS-sized FPDUs on a 1500 octet link need
+ * about 1.4 KiB, not the 64 KiB an FPDU may carry.  Called under
+ * tx_mutex, before conn->lock is taken for the copy.
+ */
+static int xiw_tx_payload_room(struct xiw_conn *conn, u32 len)
+{
+	u32 cap;
+	u8 *p;
+
+	lockdep_assert_held(&conn->tx_mutex);
+	if (likely(len <= conn->tx_payload_cap))
+		return 0;
+	cap = min_t(u32, roundup_pow_of_two(max_t(u32, len, 2048)), MPA_MAX_ULPDU);
+	p = kvmalloc(cap, GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	kvfree(conn->tx_payload);
+	conn->tx_payload = p;
+	conn->tx_payload_cap = cap;
+	return 0;
+}
+
 /* Next segment of the oldest inbound Read Request; false if none. */
 static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 {
@@ -528,6 +549,12 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 
 	*built = false;
 	max = xiw_tx_max_payload(conn, RDMAP_OP_READ_RESP);
+	/* Room for a whole segment first: the copy runs under conn->lock. */
+	if (conn->tx_buf) {
+		rv = xiw_tx_payload_room(conn, max);
+		if (rv)
+			return rv;
+	}
 	spin_lock_irqsave(&conn->lock, flags);
 	if (!conn->irq_count || !conn->tx_buf) {
 		spin_unlock_irqrestore(&conn->lock, flags);
@@ -877,6 +904,9 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	max = xiw_tx_max_payload(conn, op);
 	seg = min(conn->tx_sqe_len - conn->tx_sqe_off, max);
 	last = conn->tx_sqe_off + seg == conn->tx_sqe_len;
+	rv = xiw_tx_payload_room(conn, seg);
+	if (rv)
+		return rv;
 
 	if (op == RDMAP_OP_WRITE) {
 		xiw_tx_tagged(&h, op, sqe->rkey, sqe->raddr + conn->tx_sqe_off,
@@ -947,9 +977,9 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 }
 
 /*
- * The framing buffers, allocated when the connection first has something
+ * The framing buffer, allocated when the connection first has something
  * to send: a connection that never sends (or only receives) costs no
- * 128 KiB, and connection setup stays cheap (the kernel zeroes what it
+ * 64 KiB, and connection setup stays cheap (the kernel zeroes what it
  * allocates when init_on_alloc is on, as on Debian).  Freed with the
  * connection.  Caller holds tx_mutex.
  */
@@ -958,16 +988,8 @@ static int xiw_tx_bufs(struct xiw_conn *conn)
 	lockdep_assert_held(&conn->tx_mutex);
 	if (likely(conn->tx_buf))
 		return 0;
-	conn->tx_payload = kvmalloc(MPA_MAX_ULPDU, GFP_KERNEL);
-	if (!conn->tx_payload)
-		return -ENOMEM;
 	conn->tx_buf = kvmalloc(XIW_TX_BUF_LEN, GFP_KERNEL);
-	if (!conn->tx_buf) {
-		kvfree(conn->tx_payload);
-		conn->tx_payload = NULL;
-		return -ENOMEM;
-	}
-	return 0;
+	return conn->tx_buf ? 0 : -ENOMEM;
 }
 
 /* One step: build the next FPDU into tx_buf.  false: nothing to send. */
