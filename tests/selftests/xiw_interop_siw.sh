@@ -224,14 +224,18 @@ check_wire() {
 		fail "siw entered RTS with something else than crc=$yn"
 }
 
-# Server namespace/address/device and client namespace/device of a direction.
+# Server namespace/device/addresses and client namespace/device of a
+# direction.
 roles() {
 	if [ "$1" = xiw ]; then	# xiw client, siw server
-		srv_ns=$NSS srv_dev=$SDEV cli_ns=$NSX cli_dev=$XDEV
+		srv_ns=$NSS srv_dev=$SDEV cli_ns=$NSX cli_dev=$XDEV srv4=$S4 srv6=$S6
 	else
-		srv_ns=$NSX srv_dev=$XDEV cli_ns=$NSS cli_dev=$SDEV
+		srv_ns=$NSX srv_dev=$XDEV cli_ns=$NSS cli_dev=$SDEV srv4=$X4 srv6=$X6
 	fi
 }
+
+# The server's address in family $1 (4 or 6), after roles.
+srv_addr() { if [ "$1" = 6 ]; then echo "$srv6"; else echo "$srv4"; fi; }
 
 listening() { ip netns exec "$srv_ns" ss -Hltn "sport = :$1" | grep -q .; }
 
@@ -240,13 +244,7 @@ case_rping() {
 	local client=$1 crc=$2 fam=$3 count=$4 size=$5 addr n rc
 	pair "$crc"
 	roles "$client"
-	if [ "$fam" = 6 ]; then
-		addr=$S6
-		[ "$client" = siw ] && addr=$X6
-	else
-		addr=$S4
-		[ "$client" = siw ] && addr=$X4
-	fi
+	addr=$(srv_addr "$fam")
 	ip netns exec "$srv_ns" rping -s -a "$addr" -p 7200 -C "$count" -S "$size" \
 		>"$XIW_TMP/srv" 2>&1 &
 	bg=$!
@@ -299,8 +297,7 @@ not_listening() { ! listening "$1"; }
 perf_once() {
 	local tool=$1 addr src try
 	shift
-	addr=$S4
-	[ "$cli_dev" = $SDEV ] && addr=$X4
+	addr=$srv4
 	# perftest closes its setup connection and listens anew for the
 	# test connection; a client faster than that has its SYN refused:
 	# xiw reports it as "REJECTED; error: -111", siw, which connects
@@ -388,13 +385,7 @@ case_xperf() {
 	local client=$1 crc=$2 fam=$3 addr t
 	pair "$crc"
 	roles "$client"
-	if [ "$fam" = 6 ]; then
-		addr=$S6
-		[ "$client" = siw ] && addr=$X6
-	else
-		addr=$S4
-		[ "$client" = siw ] && addr=$X4
-	fi
+	addr=$(srv_addr "$fam")
 	xrun ip netns exec "$cli_ns" ping -$fam -c 1 -W 10 "$addr" >/dev/null
 	for t in send write read; do
 		xperf_one "$addr" -t $t -m bw -s 65536 -n 200

@@ -234,16 +234,8 @@ struct End {
 	int post_send(uint64_t wr_id, ibv_wr_opcode op, uint32_t off, uint32_t len,
 		      uint64_t raddr = 0, uint32_t rkey = 0)
 	{
-		ibv_sge sge = { reinterpret_cast<uintptr_t>(buf.data() + off), len, mr->lkey };
-		ibv_send_wr wr = {}, *bad;
-		wr.wr_id = wr_id;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = op;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-		return ibv_post_send(id->qp, &wr, &bad);
+		return xiw::post_one_send(id->qp, wr_id, op, buf.data() + off, len, mr->lkey, raddr,
+					  rkey);
 	}
 
 	// Poll until @n completions or about 10 s.

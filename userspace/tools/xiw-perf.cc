@@ -61,8 +61,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "xiw_verbs_util.h"
 
 namespace {
 
@@ -241,6 +245,24 @@ bool matches(const uint8_t *p, size_t n, uint32_t seed, uint32_t seq, std::vecto
 // 0 (the buffer's initial value) and never the previous one.
 uint8_t marker(uint32_t seq) { return (uint8_t)(seq % 255 + 1); }
 
+const char *test_name(Test t)
+{
+	return t == Test::write ? "write" : t == Test::read ? "read" : "send";
+}
+
+// The value named @arg in @names, or die naming the choices.
+template <class T>
+T pick(const char *what, const char *arg, std::initializer_list<std::pair<const char *, T>> names)
+{
+	std::string all;
+	for (auto &[n, v] : names) {
+		if (!std::strcmp(arg, n))
+			return v;
+		all += all.empty() ? n : std::string(", ") + n;
+	}
+	die(2, "unknown %s '%s' (%s)", what, arg, all.c_str());
+}
+
 using Clock = std::chrono::steady_clock;
 
 struct Opts {
@@ -366,28 +388,14 @@ struct Conn {
 	void post_send(ibv_wr_opcode op, uint64_t id_, uint8_t *p, size_t n, uint32_t lkey,
 		       uint64_t raddr = 0, uint32_t rkey = 0)
 	{
-		ibv_sge sge = { (uintptr_t)p, (uint32_t)n, lkey };
-		ibv_send_wr wr = {}, *bad;
-		wr.wr_id = id_;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = op;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-		int rv = ibv_post_send(id->qp, &wr, &bad);
+		int rv = xiw::post_one_send(id->qp, id_, op, p, (uint32_t)n, lkey, raddr, rkey);
 		if (rv)
 			die(1, "ibv_post_send: %s", strerror(rv));
 	}
 
 	void post_recv(uint64_t id_, uint8_t *p, size_t n, uint32_t lkey)
 	{
-		ibv_sge sge = { (uintptr_t)p, (uint32_t)n, lkey };
-		ibv_recv_wr wr = {}, *bad;
-		wr.wr_id = id_;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		int rv = ibv_post_recv(id->qp, &wr, &bad);
+		int rv = xiw::post_one_recv(id->qp, id_, p, (uint32_t)n, lkey);
 		if (rv)
 			die(1, "ibv_post_recv: %s", strerror(rv));
 	}
@@ -564,7 +572,7 @@ int serve(Opts &o)
 	ibv_wc wc[32];
 	uint64_t v1 = 0, v2 = 0;
 	bool done = false;
-	const char *what = r.test == Test::write ? "write" : r.test == Test::read ? "read" : "send";
+	const char *what = test_name(r.test);
 
 	if (r.test == Test::send) {
 		// Data receives in order; message iters is the DONE.
@@ -754,7 +762,7 @@ int run_client(Opts &o)
 	uint8_t *mine = c.buf;
 	std::vector<double> lat;
 	auto t0 = Clock::now();
-	const char *what = r.test == Test::write ? "write" : r.test == Test::read ? "read" : "send";
+	const char *what = test_name(r.test);
 
 	if (r.mode == Mode::bw) {
 		uint32_t posted = 0, done = 0;
@@ -973,22 +981,13 @@ int main(int argc, char **argv)
 			o.port = optarg;
 			break;
 		case 't':
-			if (!std::strcmp(optarg, "write"))
-				o.req.test = Test::write;
-			else if (!std::strcmp(optarg, "read"))
-				o.req.test = Test::read;
-			else if (!std::strcmp(optarg, "send"))
-				o.req.test = Test::send;
-			else
-				die(2, "unknown test '%s' (write, read, send)", optarg);
+			o.req.test = pick<Test>("test", optarg, { { "write", Test::write },
+								  { "read", Test::read },
+								  { "send", Test::send } });
 			break;
 		case 'm':
-			if (!std::strcmp(optarg, "bw"))
-				o.req.mode = Mode::bw;
-			else if (!std::strcmp(optarg, "lat"))
-				o.req.mode = Mode::lat;
-			else
-				die(2, "unknown mode '%s' (bw, lat)", optarg);
+			o.req.mode = pick<Mode>("mode", optarg,
+						{ { "bw", Mode::bw }, { "lat", Mode::lat } });
 			break;
 		case 's':
 			o.req.size = num(optarg, kMaxSize);

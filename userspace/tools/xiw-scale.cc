@@ -42,6 +42,8 @@
 #include <string>
 #include <vector>
 
+#include "xiw_verbs_util.h"
+
 namespace {
 
 constexpr size_t kMsg = 64;
@@ -226,12 +228,7 @@ sockaddr_storage resolve(const std::string &host, const std::string &port)
 
 void post_recv(Side &s, rdma_cm_id *id, uint32_t i)
 {
-	ibv_sge sge = { (uintptr_t)&s.buf[(size_t)i * kMsg], (uint32_t)kMsg, s.mr->lkey };
-	ibv_recv_wr wr = {}, *bad;
-	wr.wr_id = i;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	if (ibv_post_recv(id->qp, &wr, &bad))
+	if (xiw::post_one_recv(id->qp, i, &s.buf[(size_t)i * kMsg], (uint32_t)kMsg, s.mr->lkey))
 		die(1, "ibv_post_recv on connection %u failed", i);
 }
 
@@ -353,14 +350,7 @@ int client(const std::string &addr, const std::string &port, uint32_t n, int tmo
 	for (uint32_t i = 0; i < n; i++) {
 		uint8_t *p = &s.buf[(size_t)i * kMsg];
 		fill(p, i);
-		ibv_sge sge = { (uintptr_t)p, (uint32_t)kMsg, s.mr->lkey };
-		ibv_send_wr wr = {}, *bad;
-		wr.wr_id = i;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		if (ibv_post_send(s.ids[i]->qp, &wr, &bad))
+		if (xiw::post_one_send(s.ids[i]->qp, i, IBV_WR_SEND, p, (uint32_t)kMsg, s.mr->lkey))
 			die(1, "ibv_post_send on connection %u failed", i);
 	}
 	s.wait_cq(n, "send", false);

@@ -9,9 +9,39 @@
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace xiw {
+
+// Post one signaled send work request of one SGE; ibv_post_send's result.
+inline int post_one_send(ibv_qp *qp, uint64_t wr_id, ibv_wr_opcode op, const void *p,
+			 uint32_t len, uint32_t lkey, uint64_t raddr = 0, uint32_t rkey = 0)
+{
+	ibv_sge sge = { reinterpret_cast<uintptr_t>(p), len, lkey };
+	ibv_send_wr wr = {}, *bad;
+
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = op;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+// Post one receive of one SGE; ibv_post_recv's result.
+inline int post_one_recv(ibv_qp *qp, uint64_t wr_id, void *p, uint32_t len, uint32_t lkey)
+{
+	ibv_sge sge = { reinterpret_cast<uintptr_t>(p), len, lkey };
+	ibv_recv_wr wr = {}, *bad;
+
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	return ibv_post_recv(qp, &wr, &bad);
+}
 
 // Poll @cq until @want completions arrived or about @timeout_ms passed.
 inline std::vector<ibv_wc> poll_cq(ibv_cq *cq, size_t want, int timeout_ms)
