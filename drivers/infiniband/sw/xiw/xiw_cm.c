@@ -1786,7 +1786,8 @@ void xiw_cm_policy_init(struct xiw_device *xdev)
 	pol->rev = READ_ONCE(xiw_param_rev);
 	/* P2P (RFC 6581) exists in revision 2 only. */
 	pol->p2p = pol->rev == MPA_REV_2;
-	pol->rtr = XIW_MPA_RTR_WRITE | XIW_MPA_RTR_READ;
+	/* As responder any of the three RTR types will do (RFC 6581). */
+	pol->rtr = XIW_MPA_RTR_ALL;
 	pol->ird = XIW_MAX_IRD_QP;
 	pol->ord = XIW_MAX_ORD_QP;
 	xdev->mpa_p2p_initiator = pol->p2p && READ_ONCE(xiw_param_p2p);

@@ -423,6 +423,8 @@ enum xiw_access_result xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd,
 		return XIW_ACC_PD_MISMATCH;
 	if ((READ_ONCE(mr->access) & access) != access)
 		return XIW_ACC_RIGHTS;
+	if (len && addr + (len - 1) < addr)
+		return XIW_ACC_WRAP;
 	if (check_add_overflow(addr, len, &end))
 		return XIW_ACC_BOUNDS;
 	if (mr->kind == XIW_MR_DMA)

@@ -39,6 +39,7 @@ enum xiw_mr_kind {
  * @XIW_ACC_PD_MISMATCH: the MR belongs to another protection domain
  * @XIW_ACC_RIGHTS: the requested access is not granted by the MR
  * @XIW_ACC_BOUNDS: the range lies (partly) outside the MR
+ * @XIW_ACC_WRAP: the range's last octet lies beyond 2^64 - 1
  */
 enum xiw_access_result {
 	XIW_ACC_OK,
@@ -47,6 +48,7 @@ enum xiw_access_result {
 	XIW_ACC_PD_MISMATCH,
 	XIW_ACC_RIGHTS,
 	XIW_ACC_BOUNDS,
+	XIW_ACC_WRAP,
 };
 
 /**

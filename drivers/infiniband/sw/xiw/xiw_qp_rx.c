@@ -28,6 +28,8 @@ static enum xiw_proto_err xiw_rx_tagged_err(enum xiw_access_result res)
 		return XIW_ERR_DDP_T_STAG_NOT_ASSOC;
 	case XIW_ACC_BOUNDS:
 		return XIW_ERR_DDP_T_BASE_BOUNDS;
+	case XIW_ACC_WRAP:
+		return XIW_ERR_DDP_T_TO_WRAP;
 	case XIW_ACC_RIGHTS:
 		return XIW_ERR_RDMAP_ACCESS;
 	default:
@@ -43,6 +45,8 @@ static enum xiw_proto_err xiw_rx_read_err(enum xiw_access_result res)
 		return XIW_ERR_RDMAP_STAG_NOT_ASSOC;
 	case XIW_ACC_BOUNDS:
 		return XIW_ERR_RDMAP_BASE_BOUNDS;
+	case XIW_ACC_WRAP:
+		return XIW_ERR_RDMAP_TO_WRAP;
 	case XIW_ACC_RIGHTS:
 		return XIW_ERR_RDMAP_ACCESS;
 	default:
@@ -253,12 +257,14 @@ static enum xiw_proto_err xiw_rx_atomic_resp_hdr(struct xiw_conn *conn)
 	if (h->msn != conn->rx_atomic_msn)
 		return XIW_ERR_DDP_UT_MSN_RANGE;
 	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->orq_count) {
+	if (!conn->orq_count) {
+		/* Nothing asked for: as a Read Response without a request. */
+		err = XIW_ERR_RDMAP_OPCODE;
+	} else {
 		e = &conn->orq[conn->orq_head];
 		if (!e->atomic || e->req_id != h->u.atomic_resp.req_id)
 			err = XIW_ERR_RDMAP_OPCODE;
 	}
-	/* An empty ORQ was flushed: the response is dropped at its end. */
 	spin_unlock_irqrestore(&conn->lock, flags);
 	return err;
 }
@@ -394,10 +400,37 @@ static void xiw_rx_terminate(struct xiw_conn *conn, const u8 *body, u32 len)
 	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 }
 
+/*
+ * A responder in peer-to-peer mode waits for the agreed RTR (RFC 6581):
+ * the first message must be exactly that zero-length Write, Read Request
+ * or Send.  Anything else is not the RTR it agreed to.
+ */
+static bool xiw_rx_is_rtr(struct xiw_conn *conn)
+{
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+
+	if (!h->last || conn->rx.data_len)
+		return false;
+	switch (conn->mpa.rtr) {
+	case XIW_MPA_RTR_WRITE:
+		return h->opcode == RDMAP_OP_WRITE;
+	case XIW_MPA_RTR_READ:
+		return h->opcode == RDMAP_OP_READ_REQ;
+	case XIW_MPA_RTR_SEND:
+		return h->opcode == RDMAP_OP_SEND && !h->mo;
+	default:
+		return false;
+	}
+}
+
 /* Header of a new segment: check it against the queues it addresses. */
 static enum xiw_proto_err xiw_rx_hdr(struct xiw_conn *conn)
 {
 	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+
+	if (READ_ONCE(conn->rtr_rx) && h->opcode != RDMAP_OP_TERMINATE &&
+	    !xiw_rx_is_rtr(conn))
+		return XIW_ERR_MPA_NO_MATCHING_RTR;
 
 	switch (h->opcode) {
 	case RDMAP_OP_WRITE:

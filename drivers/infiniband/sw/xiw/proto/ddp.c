@@ -15,7 +15,8 @@
  * @q: receiver state of the queue @h->qn names
  *
  * Order: MSN range (behind the expected MSN or 2^31 or more ahead),
- * MSN without a posted buffer, MO not continuing the message, message
+ * the expected MSN without a posted buffer, any other MSN beyond the
+ * posted buffers (range), MO not continuing the message, message
  * longer than the buffer.
  *
  * Return: %XIW_OK or the RFC 5041 untagged buffer error.
@@ -32,8 +33,13 @@ enum xiw_proto_err xiw_ddp_check_untagged(const struct xiw_rdmap_hdr *h,
 	ahead = h->msn - q->msn;
 	if (ahead >= XIW_MSN_HALF)
 		return XIW_ERR_DDP_UT_MSN_RANGE;
+	/*
+	 * The expected MSN without a buffer is "no buffer available"; any
+	 * other MSN outside the posted buffers is outside the legal range
+	 * (RFC 5041 sec 7.1: from the first to the last available buffer).
+	 */
 	if (ahead >= q->posted)
-		return XIW_ERR_DDP_UT_MSN_NOBUF;
+		return ahead ? XIW_ERR_DDP_UT_MSN_RANGE : XIW_ERR_DDP_UT_MSN_NOBUF;
 	if (ahead == 0 && h->mo != q->mo)
 		return XIW_ERR_DDP_UT_INVALID_MO;
 	if (ahead != 0 && h->mo != 0)

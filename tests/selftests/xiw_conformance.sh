@@ -1,0 +1,124 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# xiw_conformance.sh: the iWARP conformance scenarios of xiw-peer
+# (userspace/tools/xiw-peer.cc) against an xiw device, and the same
+# scenarios against siw for comparison.
+#
+# xiw-peer speaks MPA, DDP and RDMAP itself over a plain TCP socket and
+# breaks the receiver rules of RFC 5040, 5041, 5044, 6581 and 7306 one at
+# a time; xiw-target (userspace/tools/xiw-target.cc), a librdmacm + libsiw
+# program on the device under test, accepts each connection, exposes its
+# memory regions and reports completions, QP state and placed data.  Every
+# scenario asserts the exact TERMINATE triplet and what follows it.
+#
+# Cases:
+#   xiw, IPv4: every scenario but those needing markers; all must pass.
+#   xiw, markers: a device created with mpa_markers=prefer, the marker
+#     scenarios (markers both ways, a marker that points elsewhere).
+#   xiw, IPv6: the data scenarios over IPv6.
+#   siw: every scenario against siw.  Where siw answers differently the
+#     scenario's line is printed as a difference; the case fails only if
+#     the run itself breaks (no KTAP totals) or the kernel complains.
+#     Skips without a siw module.  Not run against siw: mpa.rev0.  siw
+#     never answers a revision 0 Request and keeps the connection; when
+#     its listener is destroyed with that connection pending, siw's
+#     siw_cep_put() WARNs (refcount underflow), which fails the VM run.
+. "$(dirname "$0")/lib.sh"
+
+require_env
+top=$(cd "$(dirname "$0")/../.." && pwd)
+PEER=${XIW_PEER:-$top/build/userspace/tools/xiw-peer}
+TARGET=${XIW_TARGET:-$top/build/userspace/tools/xiw-target}
+[ -x "$PEER" ] || ktap_skip_all "$PEER not built (make userspace)"
+[ -x "$TARGET" ] || ktap_skip_all "$TARGET not built (make userspace)"
+need_module xiw || ktap_skip_all "cannot load xiw"
+need_module dummy || ktap_skip_all "no dummy module"
+need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
+
+MARKERS_PARAM=/sys/module/xiw/parameters/mpa_markers
+MIN_SCENARIOS=60
+
+# peer_run LOG ARG...: xiw-peer run against the target; KTAP to LOG.
+peer_run() {
+	local log=$1 rc=0
+	shift
+	echo "# + xiw-peer run $*"
+	timeout 1500 "$PEER" run --target "$TARGET" --quiet "$@" >"$log" 2>"$log.err" || rc=$?
+	return $rc
+}
+
+# totals LOG: "pass fail skip" from xiw-peer's KTAP totals line.
+totals() {
+	sed -n 's/^# Totals: pass:\([0-9]*\) fail:\([0-9]*\) .* skip:\([0-9]*\) .*/\1 \2 \3/p' "$1"
+}
+
+t_xiw() {
+	local log=$XIW_TMP/xiw.log rc=0 n
+	xiw_on_dummies xcf0 192.0.2.1 xcf
+	n=$("$PEER" list | wc -l)
+	diag "$n scenarios"
+	((n >= MIN_SCENARIOS)) || fail "only $n scenarios, want at least $MIN_SCENARIOS"
+	peer_run "$log" --addr 192.0.2.1 || rc=$?
+	grep -E '^(not ok|# Totals)' "$log" | sed 's/^/# /'
+	cat "$log.err" | head -20 | sed 's/^/# target: /'
+	((rc == 0)) || fail "xiw-peer exit $rc"
+	read -r p f s <<<"$(totals "$log")"
+	diag "xiw: $p passed, $f failed, $s skipped"
+	((p + s == n && f == 0)) || fail "not every scenario passed"
+}
+
+t_xiw_markers() {
+	local log=$XIW_TMP/markers.log rc=0 saved
+	[ -w "$MARKERS_PARAM" ] || skip "xiw has no mpa_markers parameter"
+	add_dummy xcf1
+	xrun ip addr add 192.0.2.5/24 dev xcf1
+	saved=$(cat "$MARKERS_PARAM")
+	echo prefer >"$MARKERS_PARAM"
+	xiw_add xcfm xcf1 || rc=$?
+	echo "${saved%% *}" >"$MARKERS_PARAM"
+	((rc == 0)) || fail "rdma link add xcfm failed"
+	peer_run "$log" --addr 192.0.2.5 --markers --filter llp.marker || rc=$?
+	sed 's/^/# /' "$log"
+	((rc == 0)) || fail "xiw-peer exit $rc"
+	read -r p f s <<<"$(totals "$log")"
+	((p == 2 && f == 0)) || fail "marker scenarios: $p passed, $f failed"
+}
+
+t_xiw_ipv6() {
+	local log=$XIW_TMP/ipv6.log rc=0
+	add_dummy xcf2
+	xrun ip addr add 2001:db8:7::1/64 dev xcf2 nodad
+	xiw_add xcf6 xcf2
+	peer_run "$log" --addr 2001:db8:7::1 --filter data. || rc=$?
+	grep -E '^(not ok|# Totals)' "$log" | sed 's/^/# /'
+	((rc == 0)) || fail "xiw-peer exit $rc"
+	read -r p f s <<<"$(totals "$log")"
+	((p >= 10 && f == 0)) || fail "IPv6: $p passed, $f failed"
+}
+
+t_siw() {
+	local log=$XIW_TMP/siw.log rc=0
+	modinfo siw >/dev/null 2>&1 || skip "no siw module for $(uname -r)"
+	need_module siw || skip "cannot load siw"
+	add_dummy xcf3
+	xrun ip addr add 198.51.100.1/24 dev xcf3
+	xrun rdma link add xcfs type siw netdev xcf3
+	record rdma xcfs
+	wait_for "$WAIT_TIMEOUT" ibdev_exists xcfs
+	peer_run "$log" --addr 198.51.100.1 --skip mpa.rev0 || rc=$?
+	grep -E '^not ok' "$log" | sed 's/^not ok [0-9]* /# siw differs: /'
+	grep -E '^# xiw-target died' "$log" || true
+	[ -s "$log.err" ] && tail -n 20 "$log.err" | sed 's/^/# target: /'
+	read -r p f s <<<"$(totals "$log")"
+	[ -n "$p" ] || { sed 's/^/# /' "$log" "$log.err" | tail -40; fail "no totals from the siw run (exit $rc)"; }
+	diag "siw: $p as xiw, $f different, $s skipped"
+}
+
+ktap_header
+ktap_plan 4
+run_case "conformance scenarios against xiw" t_xiw
+run_case "marker scenarios against xiw with mpa_markers=prefer" t_xiw_markers
+run_case "data scenarios against xiw over IPv6" t_xiw_ipv6
+run_case "the same scenarios against siw (differences listed)" t_siw
+ktap_finish

@@ -1,0 +1,1761 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// xiw-peer: an iWARP peer in userspace, over an ordinary TCP socket, that
+// does what no well-behaved peer does.
+//
+//   xiw-peer run --target PATH --addr ADDR [--port P] [--filter STR]
+//                [--skip NAME,...] [--markers] [--timeout S] [--quiet]
+//   xiw-peer list
+//   xiw-peer decode [--crc|--no-crc] [--markers|--no-markers] [--hex] FILE
+//
+// run: starts PATH (xiw-target) listening on ADDR (an address of the RDMA
+// device under test: xiw or siw), then plays every scenario (or those
+// whose name contains STR) against it.  Each scenario opens its own
+// connection: the peer is the MPA initiator, xiw-target accepts through
+// librdmacm and libsiw, registers its memory regions and reports their
+// STags, so the peer can aim Writes, Reads and Atomics at kernel-managed
+// memory.  The peer then sends scripted RDMAP traffic, some of it broken
+// on purpose, checks every octet and every TERMINATE that comes back, and
+// asks xiw-target what the device did: completions, QP state, placed data.
+//
+// A scenario that breaks a receiver rule of RFC 5040, 5041, 5044, 6581 or
+// 7306 passes only when the device answers with the TERMINATE triplet the
+// RFC names (layer/type/code, the echoed DDP and RDMAP headers where
+// present), its QP is in the error state, its posted receives are flushed
+// and the TCP connection ends.  --markers adds the scenarios that need a
+// device created with MPA markers allowed (xiw's mpa_markers=prefer).
+//
+// Output is KTAP: one "ok"/"not ok" line per scenario, with the reason of
+// a failure; exit 0 when all passed, 1 otherwise, 2 on usage errors.
+//
+// decode: see xiw_peer_decode.h.
+
+#include "xiw_pattern.h"
+#include "xiw_peer_decode.h"
+#include "xiw_peer_wire.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace xiw::peer {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Options {
+	std::string target, addr;
+	uint16_t port = 18700;
+	std::string filter;
+	std::vector<std::string> skip;	// scenario names not to run
+	bool markers = false;
+	bool quiet = false;
+	double timeout = 10;
+};
+
+std::string fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+std::string fmt(const char *f, ...)
+{
+	char b[512];
+	va_list ap;
+
+	va_start(ap, f);
+	vsnprintf(b, sizeof(b), f, ap);
+	va_end(ap);
+	return b;
+}
+
+// ---------------------------------------------------------------------
+// xiw-target, driven over its stdin and stdout
+
+struct Reply {
+	bool ok = false;
+	std::string line;
+	std::map<std::string, std::string> kv;
+	std::vector<std::string> words;
+
+	const std::string &at(const std::string &k) const
+	{
+		auto it = kv.find(k);
+		if (it == kv.end())
+			throw Failure("xiw-target reply has no " + k + ": " + line);
+		return it->second;
+	}
+};
+
+class Target {
+public:
+	~Target() { stop(); }
+
+	void start(const Options &o)
+	{
+		int in[2], out[2];
+
+		if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
+			throw Failure("pipe failed");
+		pid_ = fork();
+		if (pid_ < 0)
+			throw Failure("fork failed");
+		if (!pid_) {
+			dup2(in[0], 0);
+			dup2(out[1], 1);
+			std::string port = std::to_string(o.port);
+			execl(o.target.c_str(), o.target.c_str(), "-p", port.c_str(),
+			      o.addr.c_str(), (char *)nullptr);
+			perror("exec xiw-target");
+			_exit(127);
+		}
+		::close(in[0]);
+		::close(out[1]);
+		wfd_ = in[1];
+		rfd_ = out[0];
+		std::string l = line(30);
+		if (l.rfind("ready", 0) != 0)
+			throw Failure("xiw-target did not start: " + l);
+	}
+
+	// Has the target exited?  Reaps it and describes how.
+	bool dead(std::string &how)
+	{
+		int st;
+
+		if (pid_ <= 0 || waitpid(pid_, &st, WNOHANG) != pid_)
+			return false;
+		how = WIFSIGNALED(st) ? fmt("killed by signal %d", WTERMSIG(st))
+				      : fmt("exit status %d", WEXITSTATUS(st));
+		pid_ = 0;
+		stop();
+		return true;
+	}
+
+	void stop()
+	{
+		if (pid_ <= 0)
+			return;
+		if (wfd_ >= 0) {
+			(void)!::write(wfd_, "quit\n", 5);
+			::close(wfd_);
+			wfd_ = -1;
+		}
+		for (int i = 0; i < 100; i++) {
+			if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+				pid_ = 0;
+				break;
+			}
+			std::this_thread::sleep_for(50ms);
+		}
+		if (pid_ > 0) {
+			kill(pid_, SIGKILL);
+			waitpid(pid_, nullptr, 0);
+			pid_ = 0;
+		}
+		if (rfd_ >= 0)
+			::close(rfd_);
+		rfd_ = -1;
+	}
+
+	Reply cmd(const std::string &c, double timeout = 40)
+	{
+		std::string l = c + "\n";
+		if (::write(wfd_, l.data(), l.size()) != ssize_t(l.size()))
+			throw Failure("xiw-target is gone (write " + c + ")");
+		Reply r;
+		r.line = line(timeout);
+		std::istringstream is(r.line);
+		std::string w;
+		while (is >> w) {
+			r.words.push_back(w);
+			auto eq = w.find('=');
+			if (eq != std::string::npos)
+				r.kv[w.substr(0, eq)] = w.substr(eq + 1);
+		}
+		r.ok = !r.words.empty() && r.words[0] == "ok";
+		return r;
+	}
+
+	Reply must(const std::string &c, double timeout = 40)
+	{
+		Reply r = cmd(c, timeout);
+		if (!r.ok)
+			throw Failure("xiw-target " + c + ": " + r.line);
+		return r;
+	}
+
+private:
+	std::string line(double timeout)
+	{
+		auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(int(timeout * 1000));
+		for (;;) {
+			auto nl = buf_.find('\n');
+			if (nl != std::string::npos) {
+				std::string l = buf_.substr(0, nl);
+				buf_.erase(0, nl + 1);
+				return l;
+			}
+			auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+				end - std::chrono::steady_clock::now()).count();
+			if (left <= 0)
+				throw Failure("xiw-target did not answer in time");
+			pollfd pf = { rfd_, POLLIN, 0 };
+			if (poll(&pf, 1, int(left)) <= 0)
+				continue;
+			char b[4096];
+			ssize_t n = ::read(rfd_, b, sizeof(b));
+			if (n <= 0)
+				throw Failure("xiw-target exited");
+			buf_.append(b, size_t(n));
+		}
+	}
+
+	pid_t pid_ = 0;
+	int wfd_ = -1, rfd_ = -1;
+	std::string buf_;
+};
+
+// ---------------------------------------------------------------------
+// One scenario's connection and its assertions
+
+struct Region {
+	uint32_t stag = 0;
+	uint64_t base = 0;
+};
+
+constexpr uint32_t kRegionLen = 65536;
+constexpr uint32_t kPeerStag = 0x00c0de01;	// the peer's own "memory"
+constexpr uint64_t kPeerTo = 0x100000;
+
+struct ConnOpts {
+	uint8_t rev = 2;
+	bool enhanced = true;
+	bool crc = false;
+	bool markers = false;
+	bool p2p = false;
+	uint8_t rtr = 0;
+	uint16_t ird = 4, ord = 4;
+	Bytes pdata;
+	// xiw-target's side
+	int recvs = 4;		// receives posted at accept
+	int rlen = 1024;	// their length
+	int t_ird = 4, t_ord = 4;
+	std::string accept;	// more accept arguments
+};
+
+Bytes pattern(size_t n, uint32_t seed, uint64_t first = 0)
+{
+	Bytes b(n);
+	pattern_fill(b.data(), n, seed, first);
+	return b;
+}
+
+xiw_term_code tc(uint8_t l, uint8_t t, uint8_t c)
+{
+	return { l, t, c };
+}
+
+class Ctx {
+public:
+	Ctx(const Options &o, Target &t) : o_(o), t_(t), mem_(kRegionLen) {}
+
+	const Options &o_;
+	Target &t_;
+	Conn c;
+	std::map<std::string, Region> reg;
+	MpaIn reply;
+	xiw_mpa_frame req = {};
+	Bytes target_pdata;		// private data the target saw
+	int recvs_left = 0;		// receives posted and not yet consumed
+	Bytes mem_;			// the peer's memory, STag kPeerStag
+
+	// ---- connection setup
+
+	Bytes request(const ConnOpts &co)
+	{
+		req = {};
+		req.rev = co.rev;
+		req.enhanced = co.enhanced && co.rev == 2;
+		req.crc = co.crc;
+		req.markers = co.markers;
+		req.p2p = co.p2p;
+		req.rtr = co.rtr;
+		req.ird = co.ird;
+		req.ord = co.ord;
+		req.pdata = co.pdata.empty() ? nullptr : co.pdata.data();
+		req.pdata_len = uint16_t(co.pdata.size());
+		return Conn::mpa_frame(req);
+	}
+
+	void tcp()
+	{
+		c.connect(o_.addr, o_.port, o_.timeout);
+	}
+
+	// Accept on the target; fills reg.
+	void target_accept(const ConnOpts &co)
+	{
+		Reply r = t_.must(fmt("accept recvs=%d rlen=%d ird=%d ord=%d ", co.recvs, co.rlen,
+				      co.t_ird, co.t_ord) + co.accept);
+		for (const char *n : { "rw", "ro", "wo", "foreign", "dead" }) {
+			const std::string &v = r.at(n);
+			Region g;
+			g.stag = uint32_t(std::stoul(v.substr(0, v.find(':')), nullptr, 16));
+			g.base = std::stoull(v.substr(v.find(':') + 1), nullptr, 16);
+			reg[n] = g;
+		}
+		target_pdata.clear();
+		const std::string &pd = r.at("pdata");
+		if (pd != "-")
+			for (size_t i = 0; i + 1 < pd.size(); i += 2)
+				target_pdata.push_back(uint8_t(std::stoul(pd.substr(i, 2), nullptr, 16)));
+		recvs_left = co.recvs;
+		rlen = co.rlen;
+		next_recv = 0;
+	}
+
+	// The whole setup: TCP, Request, accept, Reply, RTR, established.
+	void connect(const ConnOpts &co = {})
+	{
+		tcp();
+		if (!c.write(request(co)))
+			throw Failure("connection lost sending the MPA Request");
+		target_accept(co);
+		reply = c.read_mpa(o_.timeout);
+		if (reply.result != MpaResult::Frame)
+			throw Failure(fmt("no MPA Reply (result %d, %s)", int(reply.result),
+					  xiw_proto_err_name(reply.err)));
+		const xiw_mpa_frame &f = reply.frame;
+		if (!f.reply || f.reject)
+			throw Failure("MPA Reply is not an accepting Reply");
+		c.start_fpdus(req.crc || f.crc, f.markers, req.markers && f.markers);
+		if (co.p2p)
+			send_rtr(f.rtr);
+		Reply e = t_.cmd("established");
+		if (!e.ok)
+			throw Failure("target not established: " + e.line);
+	}
+
+	void send_rtr(uint8_t rtr)
+	{
+		SegSpec s;
+		if (rtr == XIW_MPA_RTR_WRITE) {
+			s.hdr = tagged(RDMAP_OP_WRITE, 0, 0, true);
+		} else if (rtr == XIW_MPA_RTR_READ) {
+			s.hdr = untagged(RDMAP_OP_READ_REQ, RDMAP_QN_READ_REQ, c.next_msn(1), 0, true);
+		} else if (rtr == XIW_MPA_RTR_SEND) {
+			s.hdr = untagged(RDMAP_OP_SEND, RDMAP_QN_SEND, c.next_msn(0), 0, true);
+		} else {
+			throw Failure(fmt("Reply agreed no single RTR type (0x%x)", rtr));
+		}
+		send(s);
+	}
+
+	// ---- sending
+
+	void send(const SegSpec &s)
+	{
+		if (!c.send(s))
+			throw Failure("connection lost while sending");
+	}
+
+	SegSpec send_seg(const Bytes &data, uint32_t msn, uint32_t mo = 0, bool last = true,
+			 uint8_t op = RDMAP_OP_SEND)
+	{
+		SegSpec s;
+		s.hdr = untagged(op, RDMAP_QN_SEND, msn, mo, last);
+		s.payload = data;
+		return s;
+	}
+
+	// A whole Send message, one segment.
+	void send_msg(const Bytes &data)
+	{
+		send(send_seg(data, c.next_msn(0)));
+	}
+
+	SegSpec write_seg(uint32_t stag, uint64_t to, const Bytes &data, bool last = true)
+	{
+		SegSpec s;
+		s.hdr = tagged(RDMAP_OP_WRITE, stag, to, last);
+		s.payload = data;
+		return s;
+	}
+
+	SegSpec read_req(uint32_t src_stag, uint64_t src_to, uint32_t size, uint32_t msn)
+	{
+		SegSpec s;
+		s.hdr = untagged(RDMAP_OP_READ_REQ, RDMAP_QN_READ_REQ, msn, 0, true);
+		s.hdr.u.read_req = { kPeerStag, kPeerTo, size, src_stag, src_to };
+		return s;
+	}
+
+	// ---- receiving and asserting
+
+	Segment recv(const char *what, double timeout = 0)
+	{
+		auto s = c.recv(timeout ? timeout : o_.timeout);
+		if (!s)
+			throw Failure(fmt("expected %s, got %s", what, lost().c_str()));
+		return *s;
+	}
+
+	std::string lost()
+	{
+		if (c.rx_error())
+			return std::string("a stream error ") + xiw_proto_err_name(c.rx_error());
+		if (c.closed())
+			return c.reset() ? "a reset" : "end of stream";
+		return "nothing in time";
+	}
+
+	// Receive a whole Send message; checks MSN, MO and segments.
+	Bytes recv_send(uint32_t msn)
+	{
+		Bytes all;
+		for (;;) {
+			Segment s = recv("a Send");
+			if (s.hdr.opcode != RDMAP_OP_SEND && s.hdr.opcode != RDMAP_OP_SEND_SE)
+				throw Failure(fmt("expected a Send, got opcode 0x%x", s.hdr.opcode));
+			if (s.hdr.qn != RDMAP_QN_SEND || s.hdr.msn != msn || s.hdr.mo != all.size())
+				throw Failure(fmt("Send segment QN %u MSN %u MO %u, expected 0/%u/%zu",
+						  s.hdr.qn, s.hdr.msn, s.hdr.mo, msn, all.size()));
+			all.insert(all.end(), s.payload.begin(), s.payload.end());
+			if (s.hdr.last)
+				return all;
+		}
+	}
+
+	// Wait for the TERMINATE the target must send; check its triplet and
+	// the copied headers.  @bad: header octets of the offending segment
+	// (empty: not checked).
+	xiw_term expect_term(xiw_term_code want, const Bytes &bad = {})
+	{
+		for (;;) {
+			Segment s = recv(("TERMINATE " + term_str(want)).c_str());
+			if (s.hdr.opcode != RDMAP_OP_TERMINATE)
+				continue;
+			if (s.hdr.tagged || s.hdr.qn != RDMAP_QN_TERMINATE || s.hdr.msn != 1 ||
+			    s.hdr.mo || !s.hdr.last)
+				throw Failure(fmt("TERMINATE DDP header QN %u MSN %u MO %u L %d",
+						  s.hdr.qn, s.hdr.msn, s.hdr.mo, s.hdr.last));
+			Bytes body(s.raw_hdr.begin() + DDP_UNTAGGED_HDR_LEN, s.raw_hdr.end());
+			body.insert(body.end(), s.payload.begin(), s.payload.end());
+			// The triplet first: it is what a failure report needs most.
+			xiw_term_ctrl ctrl;
+			xiw_term_ctrl_decode(body.data(), &ctrl);
+			const xiw_term_code &g = ctrl.code;
+			if (g.layer != want.layer || g.etype != want.etype || g.ecode != want.ecode)
+				throw Failure("TERMINATE " + term_str(g) + ", expected " + term_str(want));
+			xiw_term t;
+			xiw_proto_err e = xiw_term_parse(body.data(), body.size(), &t);
+			if (e)
+				throw Failure(std::string("TERMINATE with the right triplet but a malformed body (") +
+					      xiw_proto_err_name(e) + "): " +
+					      hex(body.data(), std::min<size_t>(body.size(), 40)));
+			if (t.ctrl.d && !bad.empty()) {
+				size_t n = t.ddp_hdr_len;
+				if (bad.size() < n || memcmp(bad.data(), t.ddp_hdr, n))
+					throw Failure("TERMINATE copied DDP header " + hex(t.ddp_hdr, n) +
+						      ", sent " + hex(bad.data(), std::min(bad.size(), n)));
+			}
+			if (t.ctrl.r && bad.size() >= DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN &&
+			    memcmp(bad.data() + DDP_UNTAGGED_HDR_LEN, t.rdmap_hdr, RDMAP_READ_REQ_LEN))
+				throw Failure("TERMINATE copied RDMAP header differs from the Read Request");
+			return t;
+		}
+	}
+
+	// Poll the target's QP state until it is @want (a state change may
+	// lag the TERMINATE a little).
+	void expect_state(const std::string &want)
+	{
+		std::string got;
+		for (int i = 0; i < 50; i++) {
+			Reply r = t_.must("state");
+			got = r.at("state");
+			if (got == want)
+				return;
+			std::this_thread::sleep_for(100ms);
+		}
+		throw Failure("target QP state " + got + ", expected " + want);
+	}
+
+	struct Wc {
+		uint64_t id;
+		std::string status, opcode;
+		uint32_t len;
+	};
+
+	std::vector<Wc> poll(int n, double timeout = 3)
+	{
+		Reply r = t_.must(fmt("poll %d timeout=%g", n, timeout), timeout + 30);
+		std::vector<Wc> v;
+		for (size_t i = 2; i < r.words.size(); i++) {
+			std::istringstream is(r.words[i]);
+			std::string f[4];
+			for (auto &x : f)
+				std::getline(is, x, ':');
+			v.push_back({ std::stoull(f[0]), f[1], f[2], uint32_t(std::stoul(f[3])) });
+		}
+		return v;
+	}
+
+	// The next completion must be @status (and @len when >= 0).
+	Wc expect_wc(const std::string &status, long len = -1, const std::string &opcode = "")
+	{
+		auto v = poll(1);
+		if (v.empty())
+			throw Failure("no completion, expected " + status);
+		if (v[0].status != status || (len >= 0 && v[0].len != uint32_t(len)) ||
+		    (!opcode.empty() && v[0].opcode != opcode))
+			throw Failure(fmt("completion %s %s len %u, expected %s %s len %ld",
+					  v[0].status.c_str(), v[0].opcode.c_str(), v[0].len,
+					  status.c_str(), opcode.c_str(), len));
+		if (v[0].opcode == "RECV" && v[0].status == "SUCCESS") {
+			recvs_left--;
+			next_recv++;
+		}
+		return v[0];
+	}
+
+	void expect_no_wc()
+	{
+		auto v = poll(1, 0.3);
+		if (!v.empty())
+			throw Failure("unexpected completion " + v[0].status + " " + v[0].opcode);
+	}
+
+	void check(const std::string &region, uint64_t off, size_t len, uint32_t seed,
+		   uint64_t first = 0)
+	{
+		Reply r = t_.cmd(fmt("check %s %llu %zu %u first=%llu", region.c_str(),
+				     (unsigned long long)off, len, seed, (unsigned long long)first));
+		if (!r.ok)
+			throw Failure("target " + region + fmt("+%llu: ", (unsigned long long)off) + r.line);
+	}
+
+	// After a TERMINATE: the QP is in error, every receive still posted
+	// completes flushed (or with an error), and the TCP stream ends.
+	void expect_dead(int flushed = -1)
+	{
+		expect_state("ERR");
+		int want = flushed >= 0 ? flushed : recvs_left;
+		auto v = poll(want + 1, 2);
+		int recv_errs = 0;
+		for (auto &w : v) {
+			if (w.status == "SUCCESS")
+				throw Failure("successful completion after the TERMINATE (" + w.opcode + ")");
+			if (w.id >= 1000)
+				recv_errs++;
+		}
+		if (recv_errs < want)
+			throw Failure(fmt("%d of %d posted receives completed in error", recv_errs, want));
+		if (!c.wait_closed(o_.timeout))
+			throw Failure("TCP connection still open after the TERMINATE");
+	}
+
+	void term_and_dead(xiw_term_code want, const Bytes &bad = {}, int flushed = -1)
+	{
+		expect_term(want, bad);
+		expect_dead(flushed);
+	}
+
+	// The MPA Request was refused: the connection closes and no Reply
+	// (or a Reply with the R flag when @reject_ok) arrives; the target's
+	// ULP never sees a connection request.
+	void expect_refused(bool reject_ok)
+	{
+		MpaIn m = c.read_mpa(o_.timeout * 3);
+		if (m.result == MpaResult::Frame) {
+			if (!reject_ok || !m.frame.reply || !m.frame.reject)
+				throw Failure("the refused Request was answered by an MPA Reply" +
+					      std::string(m.frame.reject ? " (reject)" : " (accept)"));
+		} else if (m.result == MpaResult::Timeout) {
+			throw Failure("connection still open, nothing received");
+		} else if (m.result == MpaResult::Malformed) {
+			throw Failure("answered with something not an MPA frame: " +
+				      hex(m.raw.data(), std::min<size_t>(m.raw.size(), 24)));
+		}
+		if (!c.wait_closed(o_.timeout))
+			throw Failure("connection still open after the reject");
+		Reply r = t_.cmd("accept timeout=0.5");
+		if (r.ok) {
+			t_.cmd("close");
+			throw Failure("the target's ULP was offered the refused connection");
+		}
+	}
+
+	// A Send carrying @n octets that the target must receive intact:
+	// proof that the stream is alive after an edge case.
+	void alive(size_t n = 64, uint32_t seed = 9)
+	{
+		uint64_t off = recv_buf();
+		send_msg(pattern(n, seed));
+		expect_wc("SUCCESS", long(n), "RECV");
+		check("rcv", off, n, seed);
+	}
+
+	// Offset in the target's rcv region of the next receive's buffer.
+	uint64_t recv_buf() const { return uint64_t(next_recv) * uint64_t(rlen); }
+
+	int rlen = 1024, next_recv = 0;
+};
+
+// ---------------------------------------------------------------------
+// The scenarios
+
+struct Scenario {
+	const char *name;
+	const char *rule;
+	bool markers;
+	std::function<void(Ctx &)> run;
+};
+
+xiw_term_code kDdpT(uint8_t c) { return tc(TERM_LAYER_DDP, DDP_ETYPE_TAGGED_BUF, c); }
+xiw_term_code kDdpU(uint8_t c) { return tc(TERM_LAYER_DDP, DDP_ETYPE_UNTAGGED_BUF, c); }
+xiw_term_code kProt(uint8_t c) { return tc(TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_PROTECTION, c); }
+xiw_term_code kOp(uint8_t c) { return tc(TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OPERATION, c); }
+xiw_term_code kMpa(uint8_t c) { return tc(TERM_LAYER_LLP, LLP_ETYPE_MPA, c); }
+
+// Send @s (broken on purpose) and expect the target's TERMINATE @want.
+void breaks(Ctx &x, const SegSpec &s, xiw_term_code want, int flushed = -1)
+{
+	uint8_t hb[XIW_RDMAP_HDR_MAX];
+	size_t hl = 0;
+	xiw_rdmap_hdr_build(&s.hdr, hb, sizeof(hb), &hl);
+	Bytes h(hb, hb + hl);
+	if (s.ddp_ctrl >= 0)
+		h[DDP_CTRL_OFF] = uint8_t(s.ddp_ctrl);
+	if (s.rdmap_ctrl >= 0)
+		h[DDP_RSVDULP_OFF] = uint8_t(s.rdmap_ctrl);
+	x.send(s);
+	x.term_and_dead(want, h, flushed);
+}
+
+void need(bool cond, const std::string &what)
+{
+	if (!cond)
+		throw Failure(what);
+}
+
+std::vector<Scenario> scenarios();
+
+} // namespace
+} // namespace xiw::peer
+
+namespace xiw::peer {
+namespace {
+
+// ---- MPA connection setup (RFC 5044 sec 7.1, RFC 6581)
+
+void shutdown_write(Ctx &x)
+{
+	x.c.shutdown_write();
+}
+
+void mpa_rev2(Ctx &x)
+{
+	x.connect();
+	const xiw_mpa_frame &f = x.reply.frame;
+	need(f.rev == 2 && f.enhanced, fmt("Reply rev %u enhanced %d, expected rev 2 enhanced",
+					   f.rev, f.enhanced));
+	need(f.ord <= x.req.ird, fmt("Reply ORD %u above our IRD %u", f.ord, x.req.ird));
+	need(!f.markers && !f.p2p, "Reply asks for markers or P2P nobody requested");
+	x.alive(100, 3);
+	x.t_.must("post send 200 seed=4");
+	Bytes b = x.recv_send(1);
+	need(b == pattern(200, 4), "the target's Send arrived with other data");
+	x.expect_wc("SUCCESS", 200, "SEND");
+}
+
+void mpa_rev1(Ctx &x)
+{
+	ConnOpts co;
+	co.rev = 1;
+	x.connect(co);
+	need(x.reply.frame.rev == 1 && !x.reply.frame.enhanced,
+	     fmt("Reply rev %u, expected 1", x.reply.frame.rev));
+	x.alive(100, 5);
+}
+
+void mpa_crc_on(Ctx &x)
+{
+	ConnOpts co;
+	co.crc = true;
+	x.connect(co);
+	need(x.reply.frame.crc, "Reply without the C flag to a Request with it");
+	x.alive(300, 6);
+	x.t_.must("post send 1500 seed=7");
+	need(x.recv_send(1) == pattern(1500, 7), "the target's Send arrived with other data");
+	x.expect_wc("SUCCESS", 1500, "SEND");
+}
+
+void mpa_crc_off(Ctx &x)
+{
+	x.connect();
+	// CRC is on when either end asked: the deframer checks either way.
+	x.alive(300, 8);
+	x.t_.must("post send 700 seed=9");
+	need(x.recv_send(1) == pattern(700, 9), "the target's Send arrived with other data");
+}
+
+// The kernel's iw_cm hands a ULP at most 255 octets of private data.
+void mpa_pdata(Ctx &x, uint8_t rev)
+{
+	ConnOpts co;
+	co.rev = rev;
+	co.pdata = pattern(255, 10);
+	x.connect(co);
+	need(x.target_pdata == co.pdata,
+	     fmt("target saw %zu octets of private data, not the 255 sent", x.target_pdata.size()));
+	x.alive();
+}
+
+// More than iw_cm can carry, within MPA's 512: refused by a Reply with R.
+void mpa_pdata_over(Ctx &x)
+{
+	ConnOpts co;
+	co.pdata = pattern(MPA_MAX_PD_LEN - MPA_V2_HDR_LEN, 11);
+	x.tcp();
+	x.c.write(x.request(co));
+	x.expect_refused(true);
+}
+
+void mpa_reply_pdata(Ctx &x)
+{
+	ConnOpts co;
+	Bytes pd = pattern(40, 12);
+	co.accept = "pdata=" + hex(pd.data(), pd.size());
+	x.connect(co);
+	need(x.reply.pdata == pd, "Reply private data " + hex(x.reply.pdata.data(), x.reply.pdata.size()));
+}
+
+void mpa_ulp_reject(Ctx &x)
+{
+	ConnOpts co;
+	Bytes pd = pattern(16, 13);
+	x.tcp();
+	need(x.c.write(x.request(co)), "connection lost");
+	x.t_.must("accept reject=1 pdata=" + hex(pd.data(), pd.size()));
+	MpaIn m = x.c.read_mpa(x.o_.timeout);
+	need(m.result == MpaResult::Frame && m.frame.reply && m.frame.reject,
+	     "no Reply with the R flag after the ULP rejected");
+	need(m.pdata == pd, "reject private data " + hex(m.pdata.data(), m.pdata.size()));
+	need(x.c.wait_closed(x.o_.timeout), "connection still open after the reject");
+}
+
+// A raw Request, edited after building.
+void refused(Ctx &x, const std::function<void(Bytes &)> &edit, bool reject_ok)
+{
+	ConnOpts co;
+	Bytes r = x.request(co);
+	edit(r);
+	x.tcp();
+	x.c.write(r);
+	x.expect_refused(reject_ok);
+}
+
+void mpa_bad_key(Ctx &x)
+{
+	refused(x, [](Bytes &r) { r[4] ^= 0x20; }, false);
+}
+
+void mpa_reply_key(Ctx &x)
+{
+	refused(x, [](Bytes &r) { memcpy(r.data(), MPA_KEY_REP, MPA_KEY_LEN); }, false);
+}
+
+void mpa_rev0(Ctx &x)
+{
+	refused(x, [](Bytes &r) { r[MPA_RR_REV_OFF] = 0; }, false);
+}
+
+void mpa_rev3(Ctx &x)
+{
+	refused(x, [](Bytes &r) { r[MPA_RR_REV_OFF] = 3; }, false);
+}
+
+void mpa_pd_too_long(Ctx &x)
+{
+	refused(x, [](Bytes &r) {
+		r.resize(MPA_RR_HDR_LEN + MPA_MAX_PD_LEN + 1, 0x5a);
+		xiw_put_be16(r.data() + MPA_RR_PDLEN_OFF, MPA_MAX_PD_LEN + 1);
+	}, false);
+}
+
+void mpa_enhanced_short(Ctx &x)
+{
+	refused(x, [](Bytes &r) {
+		r.resize(MPA_RR_HDR_LEN + 2);
+		xiw_put_be16(r.data() + MPA_RR_PDLEN_OFF, 2);
+	}, false);
+}
+
+void mpa_truncated(Ctx &x)
+{
+	ConnOpts co;
+	Bytes r = x.request(co);
+	r.resize(10);
+	x.tcp();
+	x.c.write(r);
+	shutdown_write(x);
+	x.expect_refused(false);
+}
+
+void mpa_markers_refused(Ctx &x)
+{
+	ConnOpts co;
+	co.markers = true;
+	x.tcp();
+	x.c.write(x.request(co));
+	// A device that cannot send markers rejects; one that can accepts.
+	MpaIn m = x.c.read_mpa(x.o_.timeout);
+	if (m.result == MpaResult::Frame && m.frame.reply && !m.frame.reject)
+		throw Failure("Request for markers accepted by a device without markers");
+	need(m.result == MpaResult::Frame && m.frame.reject,
+	     "Request for markers neither rejected by Reply nor ...: " +
+	     std::string(m.result == MpaResult::Closed ? "closed without a Reply" : "no Reply"));
+	need(x.c.wait_closed(x.o_.timeout), "connection still open after the reject");
+}
+
+void mpa_rsvd_flags(Ctx &x)
+{
+	ConnOpts co;
+	Bytes r = x.request(co);
+	r[MPA_RR_FLAGS_OFF] |= MPA_RR_FLAG_RSVD;
+	x.tcp();
+	x.c.write(r);
+	x.target_accept(co);
+	x.reply = x.c.read_mpa(x.o_.timeout);
+	need(x.reply.result == MpaResult::Frame && !x.reply.frame.reject,
+	     "Request with reserved flag bits set was not accepted");
+	need(!(x.reply.raw[MPA_RR_FLAGS_OFF] & MPA_RR_FLAG_RSVD), "Reply sets reserved flag bits");
+	x.c.start_fpdus(x.reply.frame.crc, false, false);
+	x.t_.must("established");
+	x.alive();
+}
+
+void p2p(Ctx &x, uint8_t rtr)
+{
+	ConnOpts co;
+	co.p2p = true;
+	co.rtr = rtr;
+	x.connect(co);
+	const xiw_mpa_frame &f = x.reply.frame;
+	need(f.p2p && f.rtr == rtr, fmt("Reply P2P %d RTR 0x%x, requested 0x%x", f.p2p, f.rtr, rtr));
+	if (rtr == XIW_MPA_RTR_READ) {
+		Segment s = x.recv("the zero-length Read Response to our Read RTR");
+		need(s.hdr.opcode == RDMAP_OP_READ_RESP && s.payload.empty() && s.hdr.last,
+		     fmt("answer to the Read RTR: opcode 0x%x len %zu", s.hdr.opcode, s.payload.size()));
+	}
+	x.expect_no_wc();
+	x.alive(500, 14);
+}
+
+void mpa_p2p_read(Ctx &x) { p2p(x, XIW_MPA_RTR_READ); }
+void mpa_p2p_write(Ctx &x) { p2p(x, XIW_MPA_RTR_WRITE); }
+void mpa_p2p_send(Ctx &x) { p2p(x, XIW_MPA_RTR_SEND); }
+
+void mpa_rtr_missing(Ctx &x)
+{
+	ConnOpts co;
+	co.p2p = true;
+	co.rtr = XIW_MPA_RTR_WRITE;
+	x.tcp();
+	x.c.write(x.request(co));
+	x.target_accept(co);
+	x.reply = x.c.read_mpa(x.o_.timeout);
+	need(x.reply.result == MpaResult::Frame && x.reply.frame.p2p, "no P2P Reply");
+	x.c.start_fpdus(x.reply.frame.crc, false, false);
+	// A 100 octet Send where the zero-length Write RTR is due.
+	SegSpec s = x.send_seg(pattern(100, 15), x.c.next_msn(0));
+	x.send(s);
+	x.expect_term(kMpa(LLP_ECODE_NO_MATCHING_RTR));
+	x.expect_state("ERR");
+}
+
+void mpa_ird_ord(Ctx &x)
+{
+	ConnOpts co;
+	co.ird = 2;
+	co.ord = 7;
+	co.t_ird = 3;
+	co.t_ord = 6;
+	x.connect(co);
+	const xiw_mpa_frame &f = x.reply.frame;
+	need(f.ord <= co.ird, fmt("Reply ORD %u above our IRD %u", f.ord, co.ird));
+	need(f.ird >= 1, fmt("Reply IRD %u", f.ird));
+	// As many Reads as the Reply's IRD, at once: all answered.
+	unsigned int n = std::min<unsigned int>(f.ird, 8);
+	Bytes all;
+	for (unsigned int i = 0; i < n; i++) {
+		Bytes b = x.c.frame(x.read_req(x.reg["ro"].stag, x.reg["ro"].base + i * 512, 512,
+					       x.c.next_msn(1)));
+		all.insert(all.end(), b.begin(), b.end());
+	}
+	need(x.c.write(all), "connection lost");
+	for (unsigned int i = 0; i < n; i++) {
+		Segment s = x.recv("a Read Response");
+		need(s.hdr.opcode == RDMAP_OP_READ_RESP && s.hdr.last && s.payload.size() == 512,
+		     fmt("Read Response %u: opcode 0x%x len %zu", i, s.hdr.opcode, s.payload.size()));
+		need(s.payload == pattern(512, 1, i * 512), fmt("Read Response %u data", i));
+	}
+	x.alive();
+}
+
+// ---- MPA full operation: CRC, markers (RFC 5044 sec 4, 5)
+
+void llp_crc_error(Ctx &x)
+{
+	ConnOpts co;
+	co.crc = true;
+	x.connect(co);
+	SegSpec s = x.send_seg(pattern(100, 16), x.c.next_msn(0));
+	s.bad_crc = true;
+	x.send(s);
+	x.expect_term(kMpa(LLP_ECODE_CRC));
+	x.expect_dead();
+}
+
+void llp_crc_error_write(Ctx &x)
+{
+	ConnOpts co;
+	co.crc = true;
+	x.connect(co);
+	SegSpec s = x.write_seg(x.reg["rw"].stag, x.reg["rw"].base, pattern(2000, 17));
+	s.bad_crc = true;
+	x.send(s);
+	x.expect_term(kMpa(LLP_ECODE_CRC));
+	x.expect_dead();
+}
+
+void llp_crc_field_ignored(Ctx &x)
+{
+	x.connect();
+	need(!x.c.crc, "CRC was agreed although neither end asked");
+	SegSpec s = x.send_seg(pattern(100, 18), x.c.next_msn(0));
+	s.bad_crc = true;	// a non-zero CRC field without CRC
+	x.send(s);
+	x.expect_wc("SUCCESS", 100, "RECV");
+	x.check("rcv", 0, 100, 18);
+}
+
+void llp_ulpdu_short(Ctx &x)
+{
+	x.connect();
+	SegSpec s = x.send_seg({}, x.c.next_msn(0));
+	s.ulpdu_len = 6;	// less than the 18 octets of the DDP header
+	s.payload = pattern(2, 19);
+	x.send(s);
+	x.expect_term(tc(TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OPERATION, RDMAP_ECODE_UNSPECIFIED));
+	x.expect_dead();
+}
+
+void llp_markers_ok(Ctx &x)
+{
+	ConnOpts co;
+	co.markers = true;
+	x.connect(co);
+	need(x.reply.frame.markers, "device with markers did not ask for them in return");
+	for (int i = 0; i < 3; i++)
+		x.alive(900, uint32_t(20 + i));
+	x.t_.must("post send 3000 seed=23");
+	need(x.recv_send(1) == pattern(3000, 23), "the target's Send (with markers) differs");
+}
+
+void llp_marker_mismatch(Ctx &x)
+{
+	ConnOpts co;
+	co.markers = true;
+	co.rlen = 4096;
+	x.connect(co);
+	need(x.c.markers_tx, "device did not ask to receive markers");
+	Bytes f = x.c.frame(x.send_seg(pattern(1200, 24), x.c.next_msn(0)));
+	// The first marker of the stream sits at octet 0; the next one at 512.
+	f[512 + 3] ^= 0x08;	// its FPDUPTR now points elsewhere
+	x.c.write(f);
+	x.expect_term(kMpa(LLP_ECODE_FPDU_START));
+	x.expect_dead();
+}
+
+// ---- DDP (RFC 5041 sec 7)
+
+void ddp_ut_version(Ctx &x, uint8_t dv)
+{
+	x.connect();
+	SegSpec s = x.send_seg(pattern(64, 25), x.c.next_msn(0));
+	s.ddp_ctrl = DDP_FLAG_L | dv;
+	breaks(x, s, kDdpU(DDP_ECODE_UT_VERSION));
+}
+
+void ddp_t_version(Ctx &x)
+{
+	x.connect();
+	SegSpec s = x.write_seg(x.reg["rw"].stag, x.reg["rw"].base, pattern(64, 26));
+	s.ddp_ctrl = DDP_FLAG_T | DDP_FLAG_L | 0;
+	breaks(x, s, kDdpT(DDP_ECODE_T_VERSION));
+	x.check("rw", 0, 64, 0);
+}
+
+void ddp_bad_qn(Ctx &x, uint32_t qn)
+{
+	x.connect();
+	SegSpec s;
+	s.hdr = untagged(RDMAP_OP_SEND, qn, 1, 0, true);
+	s.payload = pattern(32, 27);
+	breaks(x, s, kDdpU(DDP_ECODE_UT_INVALID_QN));
+}
+
+void ddp_msn_nobuf(Ctx &x)
+{
+	ConnOpts co;
+	co.recvs = 0;
+	x.connect(co);
+	breaks(x, x.send_seg(pattern(32, 28), x.c.next_msn(0)), kDdpU(DDP_ECODE_UT_INVALID_MSN_NOBUF));
+}
+
+void ddp_msn_nobuf_after(Ctx &x)
+{
+	ConnOpts co;
+	co.recvs = 1;
+	x.connect(co);
+	x.alive(32, 29);
+	breaks(x, x.send_seg(pattern(32, 30), x.c.next_msn(0)), kDdpU(DDP_ECODE_UT_INVALID_MSN_NOBUF));
+}
+
+void ddp_msn_range(Ctx &x, uint32_t msn)
+{
+	x.connect();
+	breaks(x, x.send_seg(pattern(32, 31), msn), kDdpU(DDP_ECODE_UT_INVALID_MSN_RANGE));
+}
+
+void ddp_mo_beyond(Ctx &x)
+{
+	x.connect();
+	SegSpec first = x.send_seg(pattern(100, 32), 1, 0, false);
+	x.send(first);
+	breaks(x, x.send_seg(pattern(100, 32, 5000), 1, 5000, true), kDdpU(DDP_ECODE_UT_INVALID_MO));
+}
+
+void ddp_too_long(Ctx &x)
+{
+	x.connect();
+	breaks(x, x.send_seg(pattern(1500, 33), x.c.next_msn(0)), kDdpU(DDP_ECODE_UT_MSG_TOOLONG));
+}
+
+void ddp_too_long_multiseg(Ctx &x)
+{
+	x.connect();
+	x.send(x.send_seg(pattern(800, 34), 1, 0, false));
+	breaks(x, x.send_seg(pattern(800, 34, 800), 1, 800, true), kDdpU(DDP_ECODE_UT_MSG_TOOLONG));
+}
+
+void ddp_t_write(Ctx &x, const std::function<SegSpec(Ctx &)> &mk, uint8_t code, bool rdmap = false)
+{
+	x.connect();
+	SegSpec s = mk(x);
+	breaks(x, s, rdmap ? kProt(code) : kDdpT(code));
+	x.check("rw", 0, kRegionLen, 0);	// nothing placed anywhere in rw
+}
+
+void ddp_term_msn(Ctx &x)
+{
+	x.connect();
+	SegSpec s;
+	s.hdr = untagged(RDMAP_OP_TERMINATE, RDMAP_QN_TERMINATE, 2, 0, true);
+	s.hdr.u.term.code = kOp(RDMAP_ECODE_UNSPECIFIED);
+	breaks(x, s, kDdpU(DDP_ECODE_UT_INVALID_MSN_RANGE));
+}
+
+// The target reads 2000 octets from us; we answer as @answer says.
+void read_answer(Ctx &x, const std::function<SegSpec(const xiw_read_req &)> &answer,
+		 xiw_term_code want)
+{
+	x.connect();
+	x.t_.must(fmt("post read 2000 stag=0x%x to=0x%llx", kPeerStag, (unsigned long long)kPeerTo));
+	Segment r = x.recv("the target's Read Request");
+	need(r.hdr.opcode == RDMAP_OP_READ_REQ, fmt("opcode 0x%x instead of a Read Request", r.hdr.opcode));
+	SegSpec s = answer(r.hdr.u.read_req);
+	breaks(x, s, want);
+}
+
+void ddp_resp_bad_stag(Ctx &x)
+{
+	read_answer(x, [](const xiw_read_req &rr) {
+		SegSpec s;
+		s.hdr = tagged(RDMAP_OP_READ_RESP, rr.sink_stag ^ 0x5500, rr.sink_to, true);
+		s.payload = pattern(rr.size, 35);
+		return s;
+	}, kDdpT(DDP_ECODE_T_INVALID_STAG));
+}
+
+void ddp_resp_too_long(Ctx &x)
+{
+	read_answer(x, [](const xiw_read_req &rr) {
+		SegSpec s;
+		s.hdr = tagged(RDMAP_OP_READ_RESP, rr.sink_stag, rr.sink_to, true);
+		s.payload = pattern(rr.size + 64, 36);
+		return s;
+	}, kDdpT(DDP_ECODE_T_BASE_BOUNDS));
+}
+
+// ---- RDMAP (RFC 5040 sec 7, RFC 7306)
+
+void rdmap_version(Ctx &x, bool write, uint8_t rv)
+{
+	x.connect();
+	SegSpec s = write ? x.write_seg(x.reg["rw"].stag, x.reg["rw"].base, pattern(64, 37))
+			  : x.send_seg(pattern(64, 37), x.c.next_msn(0));
+	s.rdmap_ctrl = (rv << RDMAP_RV_SHIFT) | s.hdr.opcode;
+	breaks(x, s, kOp(RDMAP_ECODE_VERSION));
+}
+
+void rdmap_opcode(Ctx &x, uint8_t op)
+{
+	x.connect();
+	SegSpec s = x.send_seg(pattern(16, 38), 1);
+	s.rdmap_ctrl = (RDMAP_VERSION << RDMAP_RV_SHIFT) | op;
+	breaks(x, s, kOp(RDMAP_ECODE_OPCODE));
+}
+
+void rdmap_send_tagged(Ctx &x)
+{
+	x.connect();
+	// A Write header with the Send opcode: tagged where Send is untagged.
+	SegSpec s = x.write_seg(x.reg["rw"].stag, x.reg["rw"].base, pattern(16, 39));
+	s.rdmap_ctrl = (RDMAP_VERSION << RDMAP_RV_SHIFT) | RDMAP_OP_SEND;
+	breaks(x, s, kOp(RDMAP_ECODE_OPCODE));
+}
+
+void rdmap_resp_unsolicited(Ctx &x)
+{
+	x.connect();
+	SegSpec s;
+	s.hdr = tagged(RDMAP_OP_READ_RESP, x.reg["rw"].stag, x.reg["rw"].base, true);
+	s.payload = pattern(64, 40);
+	breaks(x, s, kOp(RDMAP_ECODE_OPCODE));
+	x.check("rw", 0, 64, 0);
+}
+
+void rdmap_read_bad(Ctx &x, const char *region, int64_t off, uint32_t size, uint8_t code,
+		    uint32_t stag_xor = 0)
+{
+	x.connect();
+	Region g = x.reg[region];
+	SegSpec s = x.read_req(g.stag ^ stag_xor, g.base + uint64_t(off), size, x.c.next_msn(1));
+	breaks(x, s, kProt(code));
+}
+
+void rdmap_read_wrap(Ctx &x)
+{
+	x.connect();
+	SegSpec s = x.read_req(x.reg["ro"].stag, ~0ull - 15, 64, x.c.next_msn(1));
+	breaks(x, s, kProt(RDMAP_ECODE_TO_WRAP));
+}
+
+void rdmap_read_beyond_ird(Ctx &x)
+{
+	ConnOpts co;
+	co.t_ird = 1;
+	co.ird = 1;
+	x.connect(co);
+	need(x.reply.frame.ird == 1 || !x.reply.frame.enhanced,
+	     fmt("Reply IRD %u, the target accepted 1", x.reply.frame.ird));
+	// Three 64 KiB Reads in one write: the second exceeds IRD 1 while
+	// the first is still being answered.
+	Bytes all;
+	for (int i = 0; i < 3; i++) {
+		Bytes b = x.c.frame(x.read_req(x.reg["ro"].stag, x.reg["ro"].base, kRegionLen,
+					       x.c.next_msn(1)));
+		all.insert(all.end(), b.begin(), b.end());
+	}
+	x.c.write(all);
+	x.expect_term(kDdpU(DDP_ECODE_UT_INVALID_MSN_NOBUF));
+	x.expect_dead();
+}
+
+void rdmap_read_segmented(Ctx &x)
+{
+	x.connect();
+	SegSpec s = x.read_req(x.reg["ro"].stag, x.reg["ro"].base, 64, x.c.next_msn(1));
+	s.hdr.last = false;
+	breaks(x, s, kOp(RDMAP_ECODE_UNSPECIFIED));
+}
+
+void rdmap_read_payload(Ctx &x)
+{
+	x.connect();
+	SegSpec s = x.read_req(x.reg["ro"].stag, x.reg["ro"].base, 64, x.c.next_msn(1));
+	s.payload = pattern(8, 41);
+	breaks(x, s, kOp(RDMAP_ECODE_UNSPECIFIED));
+}
+
+void rdmap_send_inv_bad(Ctx &x)
+{
+	x.connect();
+	SegSpec s = x.send_seg(pattern(64, 42), x.c.next_msn(0), 0, true, RDMAP_OP_SEND_INV);
+	s.hdr.rsvdulp = 0xfeedbe00;
+	x.send(s);
+	x.expect_term(kOp(RDMAP_ECODE_CANNOT_INVALIDATE));
+	x.expect_state("ERR");
+}
+
+void rdmap_imm_user(Ctx &x)
+{
+	x.connect();
+	SegSpec s;
+	s.hdr = untagged(RDMAP_OP_IMM_DATA, RDMAP_QN_SEND, x.c.next_msn(0), 0, true);
+	s.hdr.u.imm_data = 0x1122334455667788ull;
+	breaks(x, s, kOp(RDMAP_ECODE_OPCODE));
+}
+
+SegSpec atomic(Ctx &x, uint8_t op, uint32_t stag, uint64_t to)
+{
+	SegSpec s;
+	s.hdr = untagged(RDMAP_OP_ATOMIC_REQ, RDMAP_QN_READ_REQ, x.c.next_msn(1), 0, true);
+	s.hdr.u.atomic_req.op = op;
+	s.hdr.u.atomic_req.req_id = 77;
+	s.hdr.u.atomic_req.stag = stag;
+	s.hdr.u.atomic_req.to = to;
+	s.hdr.u.atomic_req.data = 1;
+	s.hdr.u.atomic_req.data_mask = ~0ull;
+	return s;
+}
+
+void rdmap_atomic_rights(Ctx &x)
+{
+	x.connect();
+	breaks(x, atomic(x, RDMAP_ATOMIC_FETCHADD, x.reg["rw"].stag, x.reg["rw"].base),
+	       kProt(RDMAP_ECODE_ACCESS_RIGHTS));
+	x.check("rw", 0, 8, 0);
+}
+
+void rdmap_atomic_bad_op(Ctx &x)
+{
+	x.connect();
+	SegSpec s = atomic(x, RDMAP_ATOMIC_FETCHADD, x.reg["rw"].stag, x.reg["rw"].base);
+	// The atomic operation code is the low nibble of the RDMAP header's
+	// first octet: make it a reserved one after building.
+	x.send([&] {
+		SegSpec t = s;
+		t.hdr.u.atomic_req.op = 0xf;
+		return t;
+	}());
+	x.expect_term(kOp(RDMAP_ECODE_OPCODE));
+	x.expect_dead();
+}
+
+void rdmap_atomic_resp_unsolicited(Ctx &x)
+{
+	x.connect();
+	SegSpec s;
+	s.hdr = untagged(RDMAP_OP_ATOMIC_RESP, RDMAP_QN_ATOMIC_RESP, 1, 0, true);
+	s.hdr.u.atomic_resp = { 5, 42 };
+	breaks(x, s, kOp(RDMAP_ECODE_OPCODE));
+}
+
+void rdmap_peer_terminate(Ctx &x)
+{
+	x.connect();
+	SegSpec s;
+	s.hdr = untagged(RDMAP_OP_TERMINATE, RDMAP_QN_TERMINATE, 1, 0, true);
+	s.hdr.u.term.code = kOp(RDMAP_ECODE_CATASTROPHIC_STREAM);
+	x.send(s);
+	// Nothing comes back after a TERMINATE; the QP goes to error.
+	auto r = x.c.recv(1.0);
+	need(!r || r->hdr.opcode != RDMAP_OP_TERMINATE, "the target answered a TERMINATE with one");
+	x.expect_dead();
+	Reply a = x.t_.cmd("async timeout=5");
+	need(a.ok, "no asynchronous event for the TERMINATE: " + a.line);
+}
+
+void rdmap_terminate_midstream(Ctx &x)
+{
+	ConnOpts co;
+	co.rlen = 4096;
+	x.connect(co);
+	// Half a Send, then a TERMINATE: the receive never completes well.
+	x.send(x.send_seg(pattern(1000, 43), 1, 0, false));
+	SegSpec s;
+	s.hdr = untagged(RDMAP_OP_TERMINATE, RDMAP_QN_TERMINATE, 1, 0, true);
+	s.hdr.u.term.code = kDdpU(DDP_ECODE_UT_INVALID_MO);
+	x.send(s);
+	x.expect_dead();
+}
+
+// ---- Data: what must work, edge cases included
+
+void data_send_multiseg(Ctx &x)
+{
+	ConnOpts co;
+	co.rlen = 4096;
+	x.connect(co);
+	Bytes m = pattern(3000, 44);
+	for (uint32_t mo = 0; mo < 3000; mo += 1000)
+		x.send(x.send_seg(Bytes(m.begin() + mo, m.begin() + mo + 1000), 1, mo, mo == 2000));
+	x.expect_wc("SUCCESS", 3000, "RECV");
+	x.check("rcv", 0, 3000, 44);
+}
+
+void data_send_bytewise(Ctx &x)
+{
+	x.connect();
+	SegSpec s = x.send_seg(pattern(300, 45), x.c.next_msn(0));
+	s.bytewise = true;
+	x.send(s);
+	x.expect_wc("SUCCESS", 300, "RECV");
+	x.check("rcv", 0, 300, 45);
+}
+
+void data_crc_bytewise(Ctx &x)
+{
+	ConnOpts co;
+	co.crc = true;
+	x.connect(co);
+	SegSpec s = x.send_seg(pattern(200, 46), x.c.next_msn(0));
+	s.bytewise = true;
+	x.send(s);
+	x.expect_wc("SUCCESS", 200, "RECV");
+	x.check("rcv", 0, 200, 46);
+}
+
+void data_send_zero(Ctx &x)
+{
+	x.connect();
+	x.send_msg({});
+	x.expect_wc("SUCCESS", 0, "RECV");
+	x.alive();
+}
+
+void data_send_sequence(Ctx &x)
+{
+	x.connect();
+	Bytes all;
+	for (int i = 0; i < 4; i++) {
+		Bytes f = x.c.frame(x.send_seg(pattern(100 + i, uint32_t(50 + i)), x.c.next_msn(0)));
+		all.insert(all.end(), f.begin(), f.end());
+	}
+	x.c.write(all);
+	auto v = x.poll(4);
+	need(v.size() == 4, fmt("%zu completions for 4 Sends", v.size()));
+	for (int i = 0; i < 4; i++) {
+		need(v[i].status == "SUCCESS" && v[i].len == uint32_t(100 + i) && v[i].id == uint64_t(1000 + i),
+		     fmt("completion %d: %s len %u id %llu", i, v[i].status.c_str(), v[i].len,
+			 (unsigned long long)v[i].id));
+		x.check("rcv", uint64_t(i) * 1024, size_t(100 + i), uint32_t(50 + i));
+	}
+}
+
+void data_send_exact_fit(Ctx &x)
+{
+	x.connect();
+	x.send_msg(pattern(1024, 47));
+	x.expect_wc("SUCCESS", 1024, "RECV");
+	x.check("rcv", 0, 1024, 47);
+}
+
+void data_write_ooo(Ctx &x)
+{
+	x.connect();
+	Region g = x.reg["rw"];
+	Bytes m = pattern(3000, 48);
+	for (int part : { 2, 0, 1 })
+		x.send(x.write_seg(g.stag, g.base + 1000 * part,
+				   Bytes(m.begin() + 1000 * part, m.begin() + 1000 * (part + 1)),
+				   part == 2));
+	x.alive();	// Writes before a Send are placed when the Send completes
+	x.check("rw", 0, 3000, 48);
+}
+
+void data_write_edges(Ctx &x)
+{
+	x.connect();
+	Region g = x.reg["rw"];
+	x.send(x.write_seg(g.stag, g.base, pattern(1, 49)));
+	x.send(x.write_seg(g.stag, g.base + kRegionLen - 7, pattern(7, 50)));
+	x.alive();
+	x.check("rw", 0, 1, 49);
+	x.check("rw", kRegionLen - 7, 7, 50);
+	x.check("rw", 1, 100, 0);
+}
+
+void data_write_zero_bad_stag(Ctx &x)
+{
+	x.connect();
+	x.send(x.write_seg(0xabcdef00, 0x1234, {}));
+	x.alive();
+}
+
+void data_read_zero_bad_stag(Ctx &x)
+{
+	x.connect();
+	x.send(x.read_req(0xabcdef00, 0x1234, 0, x.c.next_msn(1)));
+	Segment s = x.recv("a zero-length Read Response");
+	need(s.hdr.opcode == RDMAP_OP_READ_RESP && s.payload.empty() && s.hdr.last &&
+	     s.hdr.stag == kPeerStag,
+	     fmt("opcode 0x%x len %zu STag 0x%x", s.hdr.opcode, s.payload.size(), s.hdr.stag));
+	x.alive();
+}
+
+void data_read(Ctx &x)
+{
+	x.connect();
+	Region g = x.reg["ro"];
+	x.send(x.read_req(g.stag, g.base + 100, 5000, x.c.next_msn(1)));
+	Bytes got;
+	for (;;) {
+		Segment s = x.recv("a Read Response");
+		need(s.hdr.opcode == RDMAP_OP_READ_RESP, fmt("opcode 0x%x", s.hdr.opcode));
+		need(s.hdr.stag == kPeerStag && s.hdr.to == kPeerTo + got.size(),
+		     fmt("Read Response to STag 0x%x TO 0x%llx, expected TO 0x%llx", s.hdr.stag,
+			 (unsigned long long)s.hdr.to, (unsigned long long)(kPeerTo + got.size())));
+		got.insert(got.end(), s.payload.begin(), s.payload.end());
+		if (s.hdr.last)
+			break;
+	}
+	need(got == pattern(5000, 1, 100), fmt("Read returned %zu octets, not the region's", got.size()));
+}
+
+void data_read_whole(Ctx &x)
+{
+	x.connect();
+	Region r = x.reg["ro"];
+	x.send(x.read_req(r.stag, r.base, kRegionLen, x.c.next_msn(1)));
+	size_t n = 0;
+	for (;;) {
+		Segment s = x.recv("a Read Response");
+		need(s.hdr.opcode == RDMAP_OP_READ_RESP, fmt("opcode 0x%x", s.hdr.opcode));
+		need(s.payload == pattern(s.payload.size(), 1, n), fmt("Read data at %zu", n));
+		n += s.payload.size();
+		if (s.hdr.last)
+			break;
+	}
+	need(n == kRegionLen, fmt("%zu octets", n));
+}
+
+void data_target_send(Ctx &x)
+{
+	x.connect();
+	x.t_.must("post send 3000 seed=55");
+	need(x.recv_send(1) == pattern(3000, 55), "the target's Send differs");
+	x.t_.must("post send 0");
+	need(x.recv_send(2).empty(), "zero-length Send carried data");
+	x.expect_wc("SUCCESS", 3000, "SEND");
+	x.expect_wc("SUCCESS", 0, "SEND");
+}
+
+void data_target_write(Ctx &x)
+{
+	x.connect();
+	x.t_.must(fmt("post write 5000 seed=56 stag=0x%x to=0x%llx", kPeerStag,
+		      (unsigned long long)(kPeerTo + 64)));
+	size_t n = 0;
+	while (n < 5000) {
+		Segment s = x.recv("the target's Write");
+		need(s.hdr.opcode == RDMAP_OP_WRITE && s.hdr.stag == kPeerStag &&
+		     s.hdr.to == kPeerTo + 64 + n,
+		     fmt("Write segment opcode 0x%x STag 0x%x TO 0x%llx", s.hdr.opcode, s.hdr.stag,
+			 (unsigned long long)s.hdr.to));
+		need(s.payload == pattern(s.payload.size(), 56, n), fmt("Write data at %zu", n));
+		n += s.payload.size();
+		need(s.hdr.last == (n == 5000), "L flag not on the last segment only");
+	}
+	x.expect_wc("SUCCESS", 5000, "RDMA_WRITE");
+}
+
+void data_target_read(Ctx &x)
+{
+	x.connect();
+	x.t_.must(fmt("post read 6000 off=128 stag=0x%x to=0x%llx", kPeerStag,
+		      (unsigned long long)(kPeerTo + 8)));
+	Segment r = x.recv("the target's Read Request");
+	need(r.hdr.opcode == RDMAP_OP_READ_REQ && r.hdr.qn == RDMAP_QN_READ_REQ && r.hdr.msn == 1,
+	     fmt("opcode 0x%x QN %u MSN %u", r.hdr.opcode, r.hdr.qn, r.hdr.msn));
+	const xiw_read_req &rr = r.hdr.u.read_req;
+	need(rr.size == 6000 && rr.src_stag == kPeerStag && rr.src_to == kPeerTo + 8,
+	     fmt("Read Request size %u src 0x%x/0x%llx", rr.size, rr.src_stag,
+		 (unsigned long long)rr.src_to));
+	Bytes m = pattern(6000, 57);
+	for (uint32_t off = 0; off < 6000; off += 2000) {
+		SegSpec s;
+		s.hdr = tagged(RDMAP_OP_READ_RESP, rr.sink_stag, rr.sink_to + off, off == 4000);
+		s.payload.assign(m.begin() + off, m.begin() + off + 2000);
+		x.send(s);
+	}
+	x.expect_wc("SUCCESS", 6000, "RDMA_READ");
+	x.check("rw", 128, 6000, 57);
+}
+
+void data_write_then_send(Ctx &x)
+{
+	x.connect();
+	Bytes all = x.c.frame(x.write_seg(x.reg["wo"].stag, x.reg["wo"].base + 4096, pattern(9000, 58)));
+	Bytes f = x.c.frame(x.send_seg(pattern(10, 59), x.c.next_msn(0)));
+	all.insert(all.end(), f.begin(), f.end());
+	x.c.write(all);
+	x.expect_wc("SUCCESS", 10, "RECV");
+	x.check("wo", 4096, 9000, 58);	// placed before the Send completed
+}
+
+std::vector<Scenario> scenarios()
+{
+	using S = Scenario;
+	return {
+	S{ "mpa.rev2_enhanced", "RFC 5044 7.1, RFC 6581 5: rev 2 Request with IRD/ORD gets a rev 2 Reply; data both ways", false, mpa_rev2 },
+	S{ "mpa.rev1", "RFC 5044 7.1: a rev 1 Request is answered in rev 1", false, mpa_rev1 },
+	S{ "mpa.crc_requested", "RFC 5044 7.1: C set by the initiator: CRC on in both directions", false, mpa_crc_on },
+	S{ "mpa.crc_not_requested", "RFC 5044 7.1: CRC agreed as either end asked", false, mpa_crc_off },
+	S{ "mpa.pdata_255_rev2", "RFC 5044 7.1, RFC 6581: 255 octets of private data after IRD/ORD reach the ULP", false, [](Ctx &x) { mpa_pdata(x, 2); } },
+	S{ "mpa.pdata_255_rev1", "RFC 5044 7.1: 255 octets of private data reach the ULP", false, [](Ctx &x) { mpa_pdata(x, 1); } },
+	S{ "mpa.pdata_508", "RFC 5044 7.1: 508 octets are valid MPA but more than iw_cm carries: rejected", false, mpa_pdata_over },
+	S{ "mpa.reply_pdata", "RFC 5044 7.1: the ULP's accept private data is in the Reply", false, mpa_reply_pdata },
+	S{ "mpa.ulp_reject", "RFC 5044 7.1: a ULP reject is a Reply with R and its private data, then close", false, mpa_ulp_reject },
+	S{ "mpa.bad_key", "RFC 5044 7.1.2: a Request with a wrong key is not answered; the connection closes", false, mpa_bad_key },
+	S{ "mpa.reply_key_in_request", "RFC 5044 7.1.2: a Reply where a Request is due closes the connection", false, mpa_reply_key },
+	S{ "mpa.rev0", "RFC 5044 7.1: revision 0 is refused", false, mpa_rev0 },
+	S{ "mpa.rev3", "RFC 5044 7.1: a revision above 2 is refused", false, mpa_rev3 },
+	S{ "mpa.pd_len_513", "RFC 5044 7.1: PD_Length above 512 is refused", false, mpa_pd_too_long },
+	S{ "mpa.enhanced_pd_short", "RFC 6581 5: an enhanced Request without room for IRD/ORD is refused", false, mpa_enhanced_short },
+	S{ "mpa.truncated_request", "RFC 5044 7.1: a Request cut short by FIN is not answered", false, mpa_truncated },
+	S{ "mpa.markers_refused", "RFC 5044 7.1: a device that cannot send markers rejects M", false, mpa_markers_refused },
+	S{ "mpa.reserved_flags", "RFC 5044 7.1: reserved flag bits are ignored on receipt and sent as zero", false, mpa_rsvd_flags },
+	S{ "mpa.p2p_read_rtr", "RFC 6581 5: P2P with a zero-length Read RTR, answered by a Read Response", false, mpa_p2p_read },
+	S{ "mpa.p2p_write_rtr", "RFC 6581 5: P2P with a zero-length Write RTR", false, mpa_p2p_write },
+	S{ "mpa.p2p_send_rtr", "RFC 6581 5: P2P with a zero-length Send RTR, no receive consumed", false, mpa_p2p_send },
+	S{ "mpa.rtr_mismatch", "RFC 6581 5: a Send where the agreed Write RTR is due: LLP/MPA No Matching RTR", false, mpa_rtr_missing },
+	S{ "mpa.ird_ord", "RFC 6581 5: Reply ORD not above our IRD; as many Reads as its IRD are answered", false, mpa_ird_ord },
+	S{ "llp.crc_error_send", "RFC 5044 8: a CRC error in a Send: LLP/MPA CRC Error", false, llp_crc_error },
+	S{ "llp.crc_error_write", "RFC 5044 8: a CRC error in a Write: LLP/MPA CRC Error", false, llp_crc_error_write },
+	S{ "llp.crc_field_without_crc", "RFC 5044 4: without CRC the CRC field is not checked", false, llp_crc_field_ignored },
+	S{ "llp.ulpdu_shorter_than_header", "RFC 5041 7 / 5040 7: a ULPDU too short for its headers is terminated", false, llp_ulpdu_short },
+	S{ "llp.markers_both_ways", "RFC 5044 5: markers every 512 octets both ways", true, llp_markers_ok },
+	S{ "llp.marker_mismatch", "RFC 5044 8: a marker that disagrees with the FPDU start: LLP/MPA 0x03", true, llp_marker_mismatch },
+	S{ "ddp.untagged_version_0", "RFC 5041 7.2: untagged DV 0: DDP untagged Invalid DDP Version", false, [](Ctx &x) { ddp_ut_version(x, 0); } },
+	S{ "ddp.untagged_version_2", "RFC 5041 7.2: untagged DV 2: DDP untagged Invalid DDP Version", false, [](Ctx &x) { ddp_ut_version(x, 2); } },
+	S{ "ddp.tagged_version_0", "RFC 5041 7.2: tagged DV 0: DDP tagged Invalid DDP Version, nothing placed", false, ddp_t_version },
+	S{ "ddp.qn_3_send", "RFC 5041 7.2: a Send on queue 3: DDP Invalid QN", false, [](Ctx &x) { ddp_bad_qn(x, 3); } },
+	S{ "ddp.qn_large", "RFC 5041 7.2: queue number 0x10000: DDP Invalid QN", false, [](Ctx &x) { ddp_bad_qn(x, 0x10000); } },
+	S{ "ddp.msn_no_buffer", "RFC 5041 7.2: no receive posted: Invalid MSN, no buffer", false, ddp_msn_nobuf },
+	S{ "ddp.msn_no_buffer_after_one", "RFC 5041 7.2: the second Send with one receive: no buffer", false, ddp_msn_nobuf_after },
+	S{ "ddp.msn_out_of_range", "RFC 5041 7.2: MSN far ahead: Invalid MSN, range not valid", false, [](Ctx &x) { ddp_msn_range(x, 1000); } },
+	S{ "ddp.msn_zero", "RFC 5041 5.1: MSN starts at 1; MSN 0 is out of range", false, [](Ctx &x) { ddp_msn_range(x, 0); } },
+	S{ "ddp.mo_beyond_buffer", "RFC 5041 7.2: MO past the receive buffer: Invalid MO", false, ddp_mo_beyond },
+	S{ "ddp.send_too_long", "RFC 5041 7.2: 1500 octets into a 1024 receive: message too long", false, ddp_too_long },
+	S{ "ddp.send_too_long_2nd_seg", "RFC 5041 7.2: the second segment overflows: message too long", false, ddp_too_long_multiseg },
+	S{ "ddp.write_invalid_stag", "RFC 5041 7.1: Write to an unknown STag: DDP tagged Invalid STag", false, [](Ctx &x) { ddp_t_write(x, [](Ctx &c) { return c.write_seg(c.reg["rw"].stag ^ 0x7700, c.reg["rw"].base, pattern(64, 60)); }, DDP_ECODE_T_INVALID_STAG); } },
+	S{ "ddp.write_dead_stag", "RFC 5041 7.1: Write to a deregistered STag: Invalid STag", false, [](Ctx &x) { ddp_t_write(x, [](Ctx &c) { return c.write_seg(c.reg["dead"].stag, c.reg["dead"].base, pattern(64, 61)); }, DDP_ECODE_T_INVALID_STAG); } },
+	S{ "ddp.write_foreign_pd", "RFC 5041 7.1: Write to another PD's STag: STag not associated", false, [](Ctx &x) { ddp_t_write(x, [](Ctx &c) { return c.write_seg(c.reg["foreign"].stag, c.reg["foreign"].base, pattern(64, 62)); }, DDP_ECODE_T_STAG_NOT_ASSOC); } },
+	S{ "ddp.write_past_end", "RFC 5041 7.1: Write across the region's end: base or bounds", false, [](Ctx &x) { ddp_t_write(x, [](Ctx &c) { return c.write_seg(c.reg["rw"].stag, c.reg["rw"].base + kRegionLen - 10, pattern(20, 63)); }, DDP_ECODE_T_BASE_BOUNDS); } },
+	S{ "ddp.write_below_base", "RFC 5041 7.1: Write below the region's base: base or bounds", false, [](Ctx &x) { ddp_t_write(x, [](Ctx &c) { return c.write_seg(c.reg["rw"].stag, c.reg["rw"].base - 16, pattern(8, 64)); }, DDP_ECODE_T_BASE_BOUNDS); } },
+	S{ "ddp.write_to_wrap", "RFC 5041 7.1: TO + length wraps 2^64: TO wrap", false, [](Ctx &x) { ddp_t_write(x, [](Ctx &c) { return c.write_seg(c.reg["rw"].stag, ~0ull - 7, pattern(16, 65)); }, DDP_ECODE_T_TO_WRAP); } },
+	S{ "ddp.write_read_only", "RFC 5040 7.1: Write to an STag without remote write: RDMAP access rights", false, [](Ctx &x) { ddp_t_write(x, [](Ctx &c) { return c.write_seg(c.reg["ro"].stag, c.reg["ro"].base, pattern(64, 66)); }, RDMAP_ECODE_ACCESS_RIGHTS, true); } },
+	S{ "ddp.terminate_bad_msn", "RFC 5040 4.8, 5041 7.2: a TERMINATE with MSN 2: Invalid MSN range", false, ddp_term_msn },
+	S{ "ddp.read_resp_bad_stag", "RFC 5041 7.1: a Read Response to another STag: Invalid STag", false, ddp_resp_bad_stag },
+	S{ "ddp.read_resp_too_long", "RFC 5041 7.1: a Read Response longer than asked: base or bounds", false, ddp_resp_too_long },
+	S{ "rdmap.version_0_send", "RFC 5040 7.2: RDMAP version 0: Invalid RDMAP version", false, [](Ctx &x) { rdmap_version(x, false, 0); } },
+	S{ "rdmap.version_2_write", "RFC 5040 7.2: RDMAP version 2 on a Write: Invalid RDMAP version", false, [](Ctx &x) { rdmap_version(x, true, 2); } },
+	S{ "rdmap.opcode_reserved_c", "RFC 5040 7.2: reserved opcode 0xc: Unexpected OpCode", false, [](Ctx &x) { rdmap_opcode(x, 0xc); } },
+	S{ "rdmap.opcode_reserved_f", "RFC 5040 7.2: reserved opcode 0xf: Unexpected OpCode", false, [](Ctx &x) { rdmap_opcode(x, 0xf); } },
+	S{ "rdmap.send_tagged", "RFC 5040 7.2: a Send in the tagged model: Unexpected OpCode", false, rdmap_send_tagged },
+	S{ "rdmap.read_resp_unsolicited", "RFC 5040 7.2: a Read Response without a Read Request: Unexpected OpCode", false, rdmap_resp_unsolicited },
+	S{ "rdmap.read_invalid_stag", "RFC 5040 7.1: Read Request for an unknown STag: Invalid STag", false, [](Ctx &x) { rdmap_read_bad(x, "ro", 0, 64, RDMAP_ECODE_INVALID_STAG, 0x6600); } },
+	S{ "rdmap.read_dead_stag", "RFC 5040 7.1: Read Request for a deregistered STag: Invalid STag", false, [](Ctx &x) { rdmap_read_bad(x, "dead", 0, 64, RDMAP_ECODE_INVALID_STAG); } },
+	S{ "rdmap.read_foreign_pd", "RFC 5040 7.1: Read Request for another PD's STag: not associated", false, [](Ctx &x) { rdmap_read_bad(x, "foreign", 0, 64, RDMAP_ECODE_STAG_NOT_ASSOC); } },
+	S{ "rdmap.read_past_end", "RFC 5040 7.1: Read Request across the end: base or bounds", false, [](Ctx &x) { rdmap_read_bad(x, "ro", kRegionLen - 32, 64, RDMAP_ECODE_BASE_BOUNDS); } },
+	S{ "rdmap.read_below_base", "RFC 5040 7.1: Read Request below the base: base or bounds", false, [](Ctx &x) { rdmap_read_bad(x, "ro", -64, 32, RDMAP_ECODE_BASE_BOUNDS); } },
+	S{ "rdmap.read_write_only", "RFC 5040 7.1: Read Request for an STag without remote read: access rights", false, [](Ctx &x) { rdmap_read_bad(x, "wo", 0, 64, RDMAP_ECODE_ACCESS_RIGHTS); } },
+	S{ "rdmap.read_to_wrap", "RFC 5040 7.1: Read Request whose TO + size wraps: TO wrap", false, rdmap_read_wrap },
+	S{ "rdmap.read_beyond_ird", "RFC 5040 6.? / 5041 7.2: more Read Requests than IRD", false, rdmap_read_beyond_ird },
+	S{ "rdmap.read_segmented", "RFC 5040 4.4: a Read Request with L=0", false, rdmap_read_segmented },
+	S{ "rdmap.read_with_payload", "RFC 5040 4.4: a Read Request carrying payload", false, rdmap_read_payload },
+	S{ "rdmap.send_inv_bad_stag", "RFC 5040 7.2: Send with Invalidate of an unknown STag: cannot invalidate", false, rdmap_send_inv_bad },
+	S{ "rdmap.imm_data_user_qp", "RFC 7306 9: Immediate Data to a QP that cannot deliver it: Unexpected OpCode", false, rdmap_imm_user },
+	S{ "rdmap.atomic_no_rights", "RFC 7306 8: FetchAdd on an STag without atomic rights: access rights", false, rdmap_atomic_rights },
+	S{ "rdmap.atomic_reserved_op", "RFC 7306 8: a reserved atomic operation: Unexpected OpCode", false, rdmap_atomic_bad_op },
+	S{ "rdmap.atomic_resp_unsolicited", "RFC 7306 8: an Atomic Response without a request: Unexpected OpCode", false, rdmap_atomic_resp_unsolicited },
+	S{ "rdmap.peer_terminate", "RFC 5040 5.4: a TERMINATE from the peer: QP to error, nothing sent back", false, rdmap_peer_terminate },
+	S{ "rdmap.terminate_midstream", "RFC 5040 5.4: a TERMINATE in the middle of a Send", false, rdmap_terminate_midstream },
+	S{ "data.send_multiseg", "RFC 5041 5: a Send of three segments lands whole", false, data_send_multiseg },
+	S{ "data.send_bytewise", "RFC 5044 4: an FPDU one octet per TCP segment", false, data_send_bytewise },
+	S{ "data.crc_bytewise", "RFC 5044 4: with CRC, one octet per TCP segment", false, data_crc_bytewise },
+	S{ "data.send_zero_length", "RFC 5040 5.3: a zero-length Send completes a receive with 0 octets", false, data_send_zero },
+	S{ "data.send_sequence", "RFC 5041 5: four Sends in one TCP write complete in MSN order", false, data_send_sequence },
+	S{ "data.send_exact_fit", "RFC 5041 7.2: a Send exactly the receive's size", false, data_send_exact_fit },
+	S{ "data.write_out_of_order", "RFC 5041 5: tagged segments placed by TO in any order", false, data_write_ooo },
+	S{ "data.write_region_edges", "RFC 5041 7.1: Writes at the first and last octets of a region", false, data_write_edges },
+	S{ "data.write_zero_length", "RFC 5040 5.1: a zero-length Write validates no STag", false, data_write_zero_bad_stag },
+	S{ "data.read_zero_length", "RFC 5040 5.2: a zero-length Read Request validates no STag", false, data_read_zero_bad_stag },
+	S{ "data.read_5000", "RFC 5040 5.2: a Read Response carries sink STag/TO and the source's data", false, data_read },
+	S{ "data.read_64k", "RFC 5040 5.2: a 64 KiB Read, every octet", false, data_read_whole },
+	S{ "data.target_send", "RFC 5040 5.3: the target's Sends, 3000 and 0 octets", false, data_target_send },
+	S{ "data.target_write", "RFC 5040 5.1: the target's Write into our STag", false, data_target_write },
+	S{ "data.target_read", "RFC 5040 5.2: the target's Read, answered in three segments", false, data_target_read },
+	S{ "data.write_then_send", "RFC 5040 5.5: a Write is placed before the Send after it completes", false, data_write_then_send },
+	};
+}
+
+} // namespace
+} // namespace xiw::peer
+
+namespace xiw::peer {
+namespace {
+
+void usage()
+{
+	fprintf(stderr,
+		"usage: xiw-peer run --target PATH --addr ADDR [--port P] [--filter STR]\n"
+		"                    [--skip NAME,...] [--markers] [--timeout S] [--quiet]\n"
+		"       xiw-peer list\n"
+		"       xiw-peer decode [--crc|--no-crc] [--markers|--no-markers] [--hex] FILE\n");
+}
+
+int run(const Options &o)
+{
+	auto all = scenarios();
+	std::vector<const Scenario *> sel;
+	for (auto &s : all)
+		if (o.filter.empty() || std::string(s.name).find(o.filter) != std::string::npos)
+			sel.push_back(&s);
+
+	Target t;
+	try {
+		t.start(o);
+	} catch (const Failure &f) {
+		printf("KTAP version 1\n1..0 # SKIP %s\n", f.what());
+		return 4;
+	}
+	printf("KTAP version 1\n1..%zu\n", sel.size());
+	fflush(stdout);
+	int pass = 0, fail = 0, skip = 0, n = 0;
+	for (const Scenario *s : sel) {
+		n++;
+		if (std::find(o.skip.begin(), o.skip.end(), s->name) != o.skip.end()) {
+			printf("ok %d %s # SKIP --skip\n", n, s->name);
+			skip++;
+			continue;
+		}
+		if (s->markers && !o.markers) {
+			printf("ok %d %s # SKIP needs a device with MPA markers (--markers)\n", n, s->name);
+			skip++;
+			continue;
+		}
+		std::string how;
+		if (t.dead(how)) {
+			printf("# xiw-target died (%s) before %s: restarted\n", how.c_str(), s->name);
+			try {
+				t.start(o);
+			} catch (const Failure &f) {
+				printf("not ok %d %s # xiw-target: %s\n", n, s->name, f.what());
+				fail++;
+				continue;
+			}
+		}
+		Ctx x(o, t);
+		std::string why;
+		auto t0 = std::chrono::steady_clock::now();
+		try {
+			s->run(x);
+		} catch (const Failure &f) {
+			why = f.what();
+		} catch (const std::exception &e) {
+			why = std::string("exception: ") + e.what();
+		}
+		x.c.close();
+		try {
+			t.must("close");
+		} catch (const Failure &f) {
+			if (why.empty())
+				why = f.what();
+		}
+		double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+		if (why.empty()) {
+			printf("ok %d %s\n", n, s->name);
+			pass++;
+		} else {
+			printf("not ok %d %s # %s\n", n, s->name, why.c_str());
+			fail++;
+		}
+		if (!o.quiet)
+			printf("#   %s (%.1f s)\n", s->rule, secs);
+		fflush(stdout);
+	}
+	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0\n", pass, fail, skip);
+	return fail ? 1 : 0;
+}
+
+} // namespace
+} // namespace xiw::peer
+
+int main(int argc, char **argv)
+{
+	using namespace xiw::peer;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		usage();
+		return 2;
+	}
+	std::string cmd = argv[1];
+	if (cmd == "decode")
+		return decode_main(argc - 1, argv + 1);
+	if (cmd == "list") {
+		for (auto &s : scenarios())
+			printf("%-34s %s\n", s.name, s.rule);
+		return 0;
+	}
+	if (cmd != "run") {
+		usage();
+		return 2;
+	}
+	Options o;
+	for (int i = 2; i < argc; i++) {
+		std::string a = argv[i];
+		auto val = [&]() -> std::string {
+			if (i + 1 >= argc) {
+				usage();
+				exit(2);
+			}
+			return argv[++i];
+		};
+		if (a == "--target")
+			o.target = val();
+		else if (a == "--addr")
+			o.addr = val();
+		else if (a == "--port")
+			o.port = uint16_t(std::stoul(val()));
+		else if (a == "--filter")
+			o.filter = val();
+		else if (a == "--skip") {
+			std::istringstream is(val());
+			std::string name;
+			while (std::getline(is, name, ','))
+				o.skip.push_back(name);
+		} else if (a == "--timeout")
+			o.timeout = std::stod(val());
+		else if (a == "--markers")
+			o.markers = true;
+		else if (a == "--quiet")
+			o.quiet = true;
+		else {
+			usage();
+			return 2;
+		}
+	}
+	if (o.target.empty() || o.addr.empty()) {
+		usage();
+		return 2;
+	}
+	return run(o);
+}

@@ -1,0 +1,844 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// xiw-target: the VM side of the iWARP conformance test.  A scriptable
+// RDMA responder that xiw-peer (which speaks raw iWARP over a plain TCP
+// socket) drives line by line through stdin and stdout.  It uses only
+// librdmacm and libibverbs, so it behaves the same on siw and xiw devices.
+//
+//   xiw-target [-p PORT] [-T TIMEOUT_SECS] ADDR
+//
+// It listens on ADDR (IPv4 or IPv6 literal) port PORT (default 18700),
+// prints "ready ADDR PORT" and reads one command per line.  Each command
+// answers with one line, "ok ..." or "err REASON"; diagnostics go to
+// stderr.  Options follow the positional arguments as key=value; numbers
+// are decimal or 0x hex, timeouts seconds (fractional allowed, default
+// -T, 10 s).  EOF or quit tears everything down and exits 0.
+//
+//   accept [ird=N] [ord=N] [recvs=N] [rlen=N] [reject=1] [pdata=HEX] [timeout=S]
+//	-> ok rejected pdata=HEX, or, having set up the connection, posted
+//	   the receives and accepted:
+//	   ok pdata=HEX rw=STAG:ADDR ro=.. wo=.. foreign=.. dead=.. len=65536
+//   established [timeout=S]	the next CM event must be ESTABLISHED
+//   cmevent [timeout=S]	-> ok event=RDMA_CM_EVENT_... status=N
+//   post send|send_inv|write|read LEN [off=O] [seed=S] [stag=X] [to=X]
+//	[inv=X] [id=N] [unsignaled=1] [solicited=1]		-> ok id=N
+//   post_recv N LEN		N more receives into rcv
+//   poll N [timeout=S]	-> ok n=K ID:STATUS:OPCODE:LEN[:imm=X][:inv=X]...
+//   check|fill REGION OFF LEN SEED [first=F]	compare with / write a pattern
+//   state			-> ok state=RESET|INIT|RTR|RTS|SQD|SQE|ERR
+//   async [timeout=S]	-> ok event=QP_FATAL|...  (device async events)
+//   disconnect, close, quit
+//
+// One connection at a time.  Its regions, 64 KiB and page aligned each:
+// rw (remote read and write, zeroed), ro (remote read only, pattern 1),
+// wo (remote write only, zeroed), foreign (read and write in a second PD,
+// pattern 2), dead (deregistered right away: a stale STag), snd (source
+// of Sends and Writes; Reads land in rw) and rcv (256 KiB: receive i,
+// counted over the connection, has wr_id 1000+i at offset i*LEN).
+// Patterns are those of xiw_pattern.h; seed 0 is zeros.
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <initializer_list>
+#include <iostream>
+#include <memory>
+#include <span>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xiw_pattern.h"
+#include "xiw_verbs_util.h"
+
+namespace {
+
+const char *const prog = "xiw-target";
+constexpr size_t kRegionLen = 65536;
+constexpr size_t kRcvLen = 262144;
+constexpr uint64_t kRecvWrid = 1000;
+
+using Clock = std::chrono::steady_clock;
+
+std::string fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+std::string fmt(const char *f, ...)
+{
+	va_list ap, ap2;
+	va_start(ap, f);
+	va_copy(ap2, ap);
+	int n = std::vsnprintf(nullptr, 0, f, ap);
+	va_end(ap);
+	std::string s(n > 0 ? size_t(n) : 0, '\0');
+	if (n > 0)
+		std::vsnprintf(s.data(), s.size() + 1, f, ap2);
+	va_end(ap2);
+	return s;
+}
+
+[[noreturn]] void fatal(const std::string &what)
+{
+	std::fprintf(stderr, "%s: %s: %s\n", prog, what.c_str(), strerror(errno));
+	std::exit(1);
+}
+
+[[noreturn]] void usage(const char *why)
+{
+	std::fprintf(stderr, "%s: %s\nusage: %s [-p PORT] [-T TIMEOUT_SECS] ADDR\n", prog, why, prog);
+	std::exit(2);
+}
+
+// The error of a call that returns an errno value, or -1 and sets errno.
+int err_of(int rv) { return rv > 0 ? rv : errno; }
+
+// A failed teardown call: only stderr can be told.
+void warn(const char *what, int rv)
+{
+	std::fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(err_of(rv)));
+}
+
+// Wait until @fd is readable or @deadline; false once @deadline passed.
+bool wait_readable(int fd, Clock::time_point deadline)
+{
+	auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+	if (ms <= 0)
+		return false;
+	pollfd p = { fd, POLLIN, 0 };
+	::poll(&p, 1, int(std::min<long long>(ms, INT_MAX)));	// on EINTR: go round
+	return true;
+}
+
+bool set_nonblocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	return fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0;
+}
+
+bool again() { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
+
+std::string to_hex(const uint8_t *p, size_t n)
+{
+	std::string s;
+	for (size_t i = 0; p && i < n; i++)
+		s += fmt("%02x", p[i]);
+	return s.empty() ? "-" : s;
+}
+
+// Short names of verbs enum values.
+struct Name {
+	int value;
+	const char *name;
+};
+
+#define XIW_NAME(prefix, x) { prefix##x, #x }
+#define XIW_WC(x) XIW_NAME(IBV_WC_, x)
+#define XIW_EV(x) XIW_NAME(IBV_EVENT_, x)
+constexpr Name kWcStatus[] = {
+	XIW_WC(SUCCESS), XIW_WC(LOC_LEN_ERR), XIW_WC(LOC_QP_OP_ERR), XIW_WC(LOC_EEC_OP_ERR),
+	XIW_WC(LOC_PROT_ERR), XIW_WC(WR_FLUSH_ERR), XIW_WC(MW_BIND_ERR), XIW_WC(BAD_RESP_ERR),
+	XIW_WC(LOC_ACCESS_ERR), XIW_WC(REM_INV_REQ_ERR), XIW_WC(REM_ACCESS_ERR), XIW_WC(REM_OP_ERR),
+	XIW_WC(RETRY_EXC_ERR), XIW_WC(RNR_RETRY_EXC_ERR), XIW_WC(LOC_RDD_VIOL_ERR),
+	XIW_WC(REM_INV_RD_REQ_ERR), XIW_WC(REM_ABORT_ERR), XIW_WC(INV_EECN_ERR),
+	XIW_WC(INV_EEC_STATE_ERR), XIW_WC(FATAL_ERR), XIW_WC(RESP_TIMEOUT_ERR), XIW_WC(GENERAL_ERR),
+};
+constexpr Name kWcOpcode[] = {
+	XIW_WC(SEND), XIW_WC(RDMA_WRITE), XIW_WC(RDMA_READ), XIW_WC(COMP_SWAP), XIW_WC(FETCH_ADD),
+	XIW_WC(BIND_MW), XIW_WC(LOCAL_INV), XIW_WC(RECV), XIW_WC(RECV_RDMA_WITH_IMM),
+};
+constexpr Name kQpState[] = {
+	XIW_NAME(IBV_QPS_, RESET), XIW_NAME(IBV_QPS_, INIT), XIW_NAME(IBV_QPS_, RTR),
+	XIW_NAME(IBV_QPS_, RTS), XIW_NAME(IBV_QPS_, SQD), XIW_NAME(IBV_QPS_, SQE),
+	XIW_NAME(IBV_QPS_, ERR),
+};
+constexpr Name kAsyncEvent[] = {
+	XIW_EV(QP_FATAL), XIW_EV(QP_REQ_ERR), XIW_EV(QP_ACCESS_ERR), XIW_EV(COMM_EST),
+	XIW_EV(SQ_DRAINED), XIW_EV(PATH_MIG), XIW_EV(PATH_MIG_ERR), XIW_EV(DEVICE_FATAL),
+	XIW_EV(PORT_ACTIVE), XIW_EV(PORT_ERR), XIW_EV(LID_CHANGE), XIW_EV(PKEY_CHANGE),
+	XIW_EV(SM_CHANGE), XIW_EV(SRQ_ERR), XIW_EV(SRQ_LIMIT_REACHED), XIW_EV(QP_LAST_WQE_REACHED),
+	XIW_EV(CLIENT_REREGISTER), XIW_EV(GID_CHANGE), XIW_EV(CQ_ERR),
+};
+#undef XIW_EV
+#undef XIW_WC
+#undef XIW_NAME
+
+// The name of @v in @table, or @fallback followed by the number.
+std::string name_of(std::span<const Name> table, int v, const char *fallback)
+{
+	for (const Name &n : table)
+		if (n.value == v)
+			return n.name;
+	return fallback + std::to_string(v);
+}
+
+// @s as a number of at most @max: decimal, or hex after 0x.
+bool parse_num(const std::string &s, uint64_t max, uint64_t *v)
+{
+	bool hex = s.starts_with("0x") || s.starts_with("0X");
+	size_t start = hex ? 2 : 0;
+	if (s.size() == start ||
+	    s.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789", start) != s.npos)
+		return false;
+	errno = 0;
+	*v = std::strtoull(s.c_str() + start, nullptr, hex ? 16 : 10);
+	return !errno && *v <= max;
+}
+
+// @s as seconds, fractional allowed (as printf's %g writes them), at
+// most a day.
+bool parse_secs(const std::string &s, double *v)
+{
+	if (s.empty() || s.find_first_not_of("0123456789.eE+-") != s.npos)
+		return false;
+	char *end;
+	*v = std::strtod(s.c_str(), &end);
+	return end == s.c_str() + s.size() && *v >= 0 && *v <= 86400;
+}
+
+// A response that ends a command early: a usage error, no connection.
+struct Reply {
+	std::string line;
+};
+
+[[noreturn]] void usage_error(const std::string &why) { throw Reply{ "err usage: " + why }; }
+
+// One command line: its word, positional arguments and key=value options.
+// The accessors throw a usage Reply for a bad argument.
+class Args {
+public:
+	std::string word;
+
+	explicit Args(const std::string &line)
+	{
+		std::istringstream in(line);
+		std::string tok;
+		in >> word;
+		while (in >> tok) {
+			size_t eq = tok.find('=');
+			if (eq == tok.npos)
+				pos_.push_back(tok);
+			else
+				opts_.emplace_back(tok.substr(0, eq), tok.substr(eq + 1));
+		}
+	}
+
+	// Exactly @npos positional arguments, and options among @keys only.
+	void shape(size_t npos, std::initializer_list<const char *> keys) const
+	{
+		if (pos_.size() != npos)
+			usage_error(fmt("%s takes %zu positional arguments", word.c_str(), npos));
+		for (auto &kv : opts_)
+			if (std::none_of(keys.begin(), keys.end(), [&](const char *k) { return kv.first == k; }))
+				usage_error("unknown option '" + kv.first + "' for " + word);
+	}
+
+	const std::string &pos(size_t i) const { return pos_.at(i); }
+	bool has(const char *key) const { return find(key); }
+	uint64_t num(size_t i, uint64_t max, const char *what) const { return checked(pos(i), max, what); }
+
+	uint64_t opt(const char *key, uint64_t def, uint64_t max) const
+	{
+		const std::string *s = find(key);
+		return s ? checked(*s, max, key) : def;
+	}
+
+	// The end of the wait of timeout=S, by default @def seconds.
+	Clock::time_point deadline(double def) const
+	{
+		const std::string *s = find("timeout");
+		if (s && !parse_secs(*s, &def))
+			usage_error("bad timeout '" + *s + "'");
+		return Clock::now() + std::chrono::duration_cast<Clock::duration>(
+					      std::chrono::duration<double>(def));
+	}
+
+	// Option @key as hex bytes, at most 255 ("-" or absent: none).
+	std::vector<uint8_t> bytes(const char *key) const
+	{
+		const std::string *s = find(key);
+		std::vector<uint8_t> out;
+		bool good = !s || *s == "-" ||
+			    (s->size() % 2 == 0 && s->size() <= 510 &&
+			     s->find_first_not_of("0123456789abcdefABCDEF") == s->npos);
+		if (!good)
+			usage_error(fmt("bad %s: an even number of hex digits, at most 255 bytes", key));
+		for (size_t i = 0; s && *s != "-" && i < s->size(); i += 2)
+			out.push_back(uint8_t(std::stoul(s->substr(i, 2), nullptr, 16)));
+		return out;
+	}
+
+private:
+	std::vector<std::string> pos_;
+	std::vector<std::pair<std::string, std::string>> opts_;
+
+	const std::string *find(const char *key) const
+	{
+		for (auto &[k, v] : opts_)
+			if (k == key)
+				return &v;
+		return nullptr;
+	}
+
+	static uint64_t checked(const std::string &s, uint64_t max, const char *what)
+	{
+		uint64_t v;
+		if (!parse_num(s, max, &v))
+			usage_error(fmt("bad %s '%s' (at most %llu)", what, s.c_str(),
+					(unsigned long long)max));
+		return v;
+	}
+};
+
+struct CmEvent {
+	rdma_cm_event_type type;
+	int status;
+};
+
+// A buffer and its memory region; dead keeps its rkey after deregistration.
+struct Region {
+	uint8_t *buf = nullptr;
+	ibv_mr *mr = nullptr;
+	uint32_t rkey = 0;
+};
+
+// The current connection and everything it owns.
+struct Conn {
+	rdma_cm_id *id = nullptr;
+	ibv_pd *pd = nullptr, *pd2 = nullptr;
+	ibv_cq *cq = nullptr;
+	bool has_qp = false;
+	Region rw, ro, wo, foreign, dead, snd, rcv;
+	uint64_t recv_next = 0;		// running receive index
+	uint64_t wr_next = 1;		// default wr_id of the next post
+	std::deque<CmEvent> events;	// of id, already acked
+
+	Conn() = default;
+	Conn(const Conn &) = delete;
+	Conn &operator=(const Conn &) = delete;
+	~Conn();
+};
+
+constexpr int kAccessAll = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+
+struct RegionSpec {
+	Region Conn::*r;
+	const char *name;
+	size_t len;
+	uint32_t seed;
+	bool second_pd;
+	int access;
+	bool exposed;	// reported on accept
+};
+
+const RegionSpec kRegions[] = {
+	{ &Conn::rw, "rw", kRegionLen, 0, false, kAccessAll, true },
+	{ &Conn::ro, "ro", kRegionLen, 1, false, IBV_ACCESS_REMOTE_READ, true },
+	{ &Conn::wo, "wo", kRegionLen, 0, false, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, true },
+	{ &Conn::foreign, "foreign", kRegionLen, 2, true, kAccessAll, true },
+	{ &Conn::dead, "dead", kRegionLen, 0, false, kAccessAll, true },
+	{ &Conn::snd, "snd", kRegionLen, 0, false, IBV_ACCESS_LOCAL_WRITE, false },
+	{ &Conn::rcv, "rcv", kRcvLen, 0, false, IBV_ACCESS_LOCAL_WRITE, false },
+};
+
+// Teardown in reverse order of setup.  The id goes last; destroying it
+// also rejects a connection request never answered.
+Conn::~Conn()
+{
+	if (has_qp)
+		rdma_destroy_qp(id);
+	for (const RegionSpec &s : kRegions)
+		if (int rv = (this->*s.r).mr ? ibv_dereg_mr((this->*s.r).mr) : 0)
+			warn("ibv_dereg_mr", rv);
+	if (int rv = cq ? ibv_destroy_cq(cq) : 0)
+		warn("ibv_destroy_cq", rv);
+	for (ibv_pd *p : { pd2, pd })
+		if (int rv = p ? ibv_dealloc_pd(p) : 0)
+			warn("ibv_dealloc_pd", rv);
+	for (const RegionSpec &s : kRegions)
+		std::free((this->*s.r).buf);
+	if (int rv = id ? rdma_destroy_id(id) : 0)
+		warn("rdma_destroy_id", rv);
+}
+
+// Allocate, fill and register one region; empty or what failed.
+std::string make_region(Conn &c, const RegionSpec &s)
+{
+	Region &r = c.*s.r;
+	void *p;
+	if (posix_memalign(&p, 4096, s.len))
+		return fmt("no memory for %s", s.name);
+	r.buf = static_cast<uint8_t *>(p);
+	xiw::pattern_fill(r.buf, s.len, s.seed);
+	if (!(r.mr = ibv_reg_mr(s.second_pd ? c.pd2 : c.pd, r.buf, s.len, s.access)))
+		return fmt("reg_mr %s: %s", s.name, strerror(errno));
+	r.rkey = r.mr->rkey;
+	return "";
+}
+
+// PDs, CQ, QP and regions of a new connection; empty or what failed.
+std::string setup(Conn &c)
+{
+	ibv_context *ctx = c.id->verbs;
+	if (!(c.pd = ibv_alloc_pd(ctx)) || !(c.pd2 = ibv_alloc_pd(ctx)))
+		return fmt("alloc_pd: %s", strerror(errno));
+	if (!(c.cq = ibv_create_cq(ctx, 256, nullptr, nullptr, 0)))
+		return fmt("create_cq: %s", strerror(errno));
+	ibv_qp_init_attr ia = {};
+	ia.send_cq = ia.recv_cq = c.cq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = 64;
+	ia.cap.max_recv_wr = 128;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	ia.sq_sig_all = 0;
+	if (rdma_create_qp(c.id, c.pd, &ia))
+		return fmt("create_qp: %s", strerror(errno));
+	c.has_qp = true;
+	for (const RegionSpec &s : kRegions)
+		if (std::string e = make_region(c, s); !e.empty())
+			return e;
+	int rv = ibv_dereg_mr(c.dead.mr);
+	c.dead.mr = nullptr;
+	return rv ? fmt("dereg_mr dead: %s", strerror(err_of(rv))) : "";
+}
+
+// Post @n receives of @len bytes into rcv, continuing the running index;
+// a receive that would not fit at its offset goes to offset 0.
+std::string post_recvs(Conn &c, uint64_t n, uint64_t len)
+{
+	for (uint64_t k = 0; k < n; k++, c.recv_next++) {
+		size_t off = c.recv_next * len % kRcvLen;
+		if (off + len > kRcvLen)
+			off = 0;
+		int rv = xiw::post_one_recv(c.id->qp, kRecvWrid + c.recv_next, c.rcv.buf + off,
+					    uint32_t(len), c.rcv.mr->lkey);
+		if (rv)
+			return fmt("post_recv: %s", strerror(err_of(rv)));
+	}
+	return "";
+}
+
+// " ID:STATUS:OPCODE:LEN[:imm=X][:inv=X]" of one completion.
+std::string describe(const ibv_wc &wc)
+{
+	std::string s = fmt(" %llu:%s:%s:%u", (unsigned long long)wc.wr_id,
+			    name_of(kWcStatus, wc.status, "STATUS_").c_str(),
+			    name_of(kWcOpcode, wc.opcode, "OP_").c_str(), wc.byte_len);
+	if (wc.wc_flags & IBV_WC_WITH_IMM)
+		s += fmt(":imm=0x%08x", ntohl(wc.imm_data));
+	if (wc.wc_flags & IBV_WC_WITH_INV)
+		s += fmt(":inv=0x%08x", wc.invalidated_rkey);
+	return s;
+}
+
+class Target {
+public:
+	bool done = false;
+
+	explicit Target(double timeout) : timeout_(timeout) {}
+	~Target() { shutdown(); }
+
+	// Listen on @sa; any failure is fatal.
+	void listen(const sockaddr *sa, const char *addr, unsigned port)
+	{
+		if (!(ch_ = rdma_create_event_channel()))
+			fatal("rdma_create_event_channel");
+		if (!set_nonblocking(ch_->fd))
+			fatal("non-blocking event channel");
+		if (rdma_create_id(ch_, &listener_, nullptr, RDMA_PS_TCP))
+			fatal("rdma_create_id");
+		if (rdma_bind_addr(listener_, const_cast<sockaddr *>(sa)))
+			fatal(fmt("rdma_bind_addr %s port %u", addr, port));
+		if (rdma_listen(listener_, 8))
+			fatal("rdma_listen");
+	}
+
+	// One command line in, one response line (without newline) out.
+	std::string run(const std::string &line)
+	{
+		using Handler = std::string (Target::*)(const Args &);
+		static const std::pair<const char *, Handler> commands[] = {
+			{ "accept", &Target::accept }, { "established", &Target::established },
+			{ "cmevent", &Target::cmevent }, { "post", &Target::post },
+			{ "post_recv", &Target::post_recv }, { "poll", &Target::poll },
+			{ "check", &Target::check }, { "fill", &Target::fill },
+			{ "state", &Target::state }, { "async", &Target::async },
+			{ "disconnect", &Target::disconnect }, { "close", &Target::close },
+			{ "quit", &Target::quit },
+		};
+		Args a(line);
+		try {
+			for (auto &[word, fn] : commands)
+				if (a.word == word)
+					return (this->*fn)(a);
+			usage_error(a.word.empty() ? "empty line" : "unknown command '" + a.word + "'");
+		} catch (const Reply &r) {
+			return r.line;
+		} catch (const std::exception &e) {
+			return fmt("err internal: %s", e.what());
+		}
+	}
+
+	void shutdown()
+	{
+		conn_.reset();
+		for (; !requests_.empty(); requests_.pop_front()) {
+			rdma_cm_id *id = requests_.front()->id;
+			ack(requests_.front());
+			if (int rv = rdma_destroy_id(id))
+				warn("rdma_destroy_id", rv);
+		}
+		if (int rv = listener_ ? rdma_destroy_id(listener_) : 0)
+			warn("rdma_destroy_id", rv);
+		if (ch_)
+			rdma_destroy_event_channel(ch_);
+		listener_ = nullptr;
+		ch_ = nullptr;
+	}
+
+private:
+	double timeout_;
+	rdma_event_channel *ch_ = nullptr;
+	rdma_cm_id *listener_ = nullptr;
+	std::deque<rdma_cm_event *> requests_;	// CONNECT_REQUESTs, not yet acked
+	std::unique_ptr<Conn> conn_;
+	ibv_context *ctx_ = nullptr;	// of the last accepted connection
+
+	Conn &need_conn() const
+	{
+		if (!conn_)
+			throw Reply{ "err noconn" };
+		return *conn_;
+	}
+
+	static void ack(rdma_cm_event *ev)
+	{
+		if (int rv = rdma_ack_cm_event(ev))
+			warn("rdma_ack_cm_event", rv);
+	}
+
+	// Connection requests wait in requests_, events of the current
+	// connection's id in its queue; anything else is dropped.
+	void sort_cm(rdma_cm_event *ev)
+	{
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && ev->listen_id == listener_) {
+			requests_.push_back(ev);
+			return;
+		}
+		if (conn_ && ev->id == conn_->id)
+			conn_->events.push_back({ ev->event, ev->status });
+		else
+			std::fprintf(stderr, "%s: dropped %s (status %d)\n", prog,
+				     rdma_event_str(ev->event), ev->status);
+		ack(ev);
+	}
+
+	// Sort CM events until @ready() or @deadline; a Reply when it passed
+	// or the channel failed.
+	template <class F> void wait_cm(F ready, Clock::time_point deadline)
+	{
+		for (;;) {
+			rdma_cm_event *ev;
+			while (!rdma_get_cm_event(ch_, &ev))
+				sort_cm(ev);
+			if (!again())
+				throw Reply{ fmt("err get_cm_event: %s", strerror(errno)) };
+			if (ready())
+				return;
+			if (!wait_readable(ch_->fd, deadline))
+				throw Reply{ "err timeout" };
+		}
+	}
+
+	std::string accept(const Args &a)
+	{
+		a.shape(0, { "ird", "ord", "recvs", "rlen", "reject", "pdata", "timeout" });
+		rdma_conn_param p = {};
+		p.responder_resources = uint8_t(a.opt("ird", 4, 255));
+		p.initiator_depth = uint8_t(a.opt("ord", 4, 255));
+		p.retry_count = p.rnr_retry_count = 7;
+		uint64_t recvs = a.opt("recvs", 4, 1 << 20), rlen = a.opt("rlen", 1024, kRcvLen);
+		bool reject = a.opt("reject", 0, 1);
+		std::vector<uint8_t> pdata = a.bytes("pdata");
+		p.private_data = pdata.empty() ? nullptr : pdata.data();
+		p.private_data_len = uint8_t(pdata.size());
+		Clock::time_point deadline = a.deadline(timeout_);
+		if (conn_)
+			return "err busy";
+		wait_cm([this] { return !requests_.empty(); }, deadline);
+
+		rdma_cm_event *ev = requests_.front();
+		requests_.pop_front();
+		auto c = std::make_unique<Conn>();	// its destructor cleans up on errors
+		c->id = ev->id;
+		std::string got = to_hex(static_cast<const uint8_t *>(ev->param.conn.private_data),
+					 ev->param.conn.private_data_len);
+		ack(ev);
+		if (reject && rdma_reject(c->id, p.private_data, p.private_data_len))
+			return fmt("err reject: %s", strerror(errno));
+		if (reject)
+			return "ok rejected pdata=" + got;
+		std::string e = setup(*c);
+		if (e.empty())
+			e = post_recvs(*c, recvs, rlen);
+		if (e.empty() && rdma_accept(c->id, &p))
+			e = fmt("accept: %s", strerror(errno));
+		if (!e.empty())
+			return "err " + e;
+
+		ctx_ = c->id->verbs;
+		std::string resp = "ok pdata=" + got;
+		for (const RegionSpec &s : kRegions)
+			if (s.exposed)
+				resp += fmt(" %s=0x%08x:0x%llx", s.name, ((*c).*s.r).rkey,
+					    (unsigned long long)(uintptr_t)((*c).*s.r).buf);
+		conn_ = std::move(c);
+		return resp + fmt(" len=%zu", kRegionLen);
+	}
+
+	// The next CM event of the current connection.
+	CmEvent next_event(const Args &a)
+	{
+		a.shape(0, { "timeout" });
+		Clock::time_point deadline = a.deadline(timeout_);
+		Conn &c = need_conn();
+		wait_cm([&c] { return !c.events.empty(); }, deadline);
+		CmEvent ev = c.events.front();
+		c.events.pop_front();
+		return ev;
+	}
+
+	std::string established(const Args &a)
+	{
+		CmEvent ev = next_event(a);
+		return ev.type == RDMA_CM_EVENT_ESTABLISHED ? "ok" : fmt("err %s", rdma_event_str(ev.type));
+	}
+
+	std::string cmevent(const Args &a)
+	{
+		CmEvent ev = next_event(a);
+		return fmt("ok event=%s status=%d", rdma_event_str(ev.type), ev.status);
+	}
+
+	std::string post(const Args &a)
+	{
+		static const std::pair<const char *, ibv_wr_opcode> ops[] = {
+			{ "send", IBV_WR_SEND }, { "send_inv", IBV_WR_SEND_WITH_INV },
+			{ "write", IBV_WR_RDMA_WRITE }, { "read", IBV_WR_RDMA_READ },
+		};
+		a.shape(2, { "off", "seed", "stag", "to", "inv", "id", "unsignaled", "solicited" });
+		auto op = std::find_if(std::begin(ops), std::end(ops),
+				       [&a](auto &o) { return a.pos(0) == o.first; });
+		if (op == std::end(ops))
+			usage_error("unknown OP '" + a.pos(0) + "'");
+		uint64_t len = a.num(1, kRegionLen, "LEN"), off = a.opt("off", 0, kRegionLen);
+		if (off + len > kRegionLen)
+			usage_error(fmt("off+LEN exceeds the region (%zu bytes)", kRegionLen));
+		ibv_send_wr wr = {}, *bad;
+		wr.opcode = op->second;
+		uint32_t seed = uint32_t(a.opt("seed", 1, UINT32_MAX));
+		uint32_t inv = uint32_t(a.opt("inv", 0, UINT32_MAX));
+		if (wr.opcode == IBV_WR_SEND_WITH_INV)
+			wr.invalidate_rkey = inv;
+		wr.wr.rdma.rkey = uint32_t(a.opt("stag", 0, UINT32_MAX));
+		wr.wr.rdma.remote_addr = a.opt("to", 0, UINT64_MAX);
+		wr.send_flags = a.opt("unsignaled", 0, 1) ? 0 : IBV_SEND_SIGNALED;
+		if (a.opt("solicited", 0, 1))
+			wr.send_flags |= IBV_SEND_SOLICITED;
+		uint64_t id = a.opt("id", 0, UINT64_MAX);
+		Conn &c = need_conn();
+		wr.wr_id = a.has("id") ? id : c.wr_next;
+
+		Region &r = wr.opcode == IBV_WR_RDMA_READ ? c.rw : c.snd;
+		if (wr.opcode != IBV_WR_RDMA_READ)
+			xiw::pattern_fill(r.buf + off, len, seed);
+		ibv_sge sge = { uintptr_t(r.buf + off), uint32_t(len), r.mr->lkey };
+		wr.sg_list = &sge;
+		wr.num_sge = len ? 1 : 0;
+		if (int rv = ibv_post_send(c.id->qp, &wr, &bad))
+			return fmt("err post: %s", strerror(err_of(rv)));
+		if (!a.has("id"))
+			c.wr_next++;
+		return fmt("ok id=%llu", (unsigned long long)wr.wr_id);
+	}
+
+	std::string post_recv(const Args &a)
+	{
+		a.shape(2, {});
+		uint64_t n = a.num(0, 1 << 20, "N"), len = a.num(1, kRcvLen, "LEN");
+		std::string e = post_recvs(need_conn(), n, len);
+		return e.empty() ? "ok" : "err " + e;
+	}
+
+	std::string poll(const Args &a)
+	{
+		a.shape(1, { "timeout" });
+		uint64_t want = a.num(0, 1 << 16, "N");
+		Clock::time_point deadline = a.deadline(2);
+		Conn &c = need_conn();
+		std::vector<ibv_wc> got;
+		while (got.size() < want) {
+			ibv_wc wc[16];
+			int n = ibv_poll_cq(c.cq, int(std::min<uint64_t>(16, want - got.size())), wc);
+			if (n < 0)
+				std::fprintf(stderr, "%s: ibv_poll_cq failed (%d)\n", prog, n);
+			if (n < 0 || (!n && Clock::now() >= deadline))
+				break;
+			got.insert(got.end(), wc, wc + n);
+			if (!n)
+				usleep(100);
+		}
+		std::string resp = fmt("ok n=%zu", got.size());
+		for (const ibv_wc &wc : got)
+			resp += describe(wc);
+		return resp;
+	}
+
+	// check and fill: REGION OFF LEN SEED [first=F].
+	std::string pattern(const Args &a, bool check)
+	{
+		a.shape(4, { "first" });
+		auto s = std::find_if(std::begin(kRegions), std::end(kRegions), [&a](auto &r) {
+			return a.pos(0) == r.name && r.r != &Conn::dead;
+		});
+		if (s == std::end(kRegions))
+			usage_error("unknown REGION '" + a.pos(0) + "'");
+		uint64_t off = a.num(1, kRcvLen, "OFF"), len = a.num(2, kRcvLen, "LEN");
+		if (off + len > s->len)
+			usage_error(fmt("OFF+LEN exceeds %s (%zu bytes)", s->name, s->len));
+		uint32_t seed = uint32_t(a.num(3, UINT32_MAX, "SEED"));
+		uint64_t first = a.opt("first", 0, UINT64_MAX);
+		uint8_t *p = (need_conn().*s->r).buf + off;
+		if (!check) {
+			xiw::pattern_fill(p, len, seed, first);
+			return "ok";
+		}
+		long bad = xiw::pattern_mismatch(p, len, seed, first);
+		if (bad < 0)
+			return "ok";
+		return fmt("err mismatch at %ld got 0x%02x want 0x%02x", bad, p[bad],
+			   xiw::pattern_byte(seed, first + uint64_t(bad)));
+	}
+
+	std::string check(const Args &a) { return pattern(a, true); }
+	std::string fill(const Args &a) { return pattern(a, false); }
+
+	std::string state(const Args &a)
+	{
+		a.shape(0, {});
+		ibv_qp_attr attr = {};
+		ibv_qp_init_attr init = {};
+		if (int rv = ibv_query_qp(need_conn().id->qp, &attr, IBV_QP_STATE, &init))
+			return fmt("err query: %s", strerror(err_of(rv)));
+		return "ok state=" + name_of(kQpState, attr.qp_state, "STATE_");
+	}
+
+	std::string async(const Args &a)
+	{
+		a.shape(0, { "timeout" });
+		Clock::time_point deadline = a.deadline(timeout_);
+		if (!ctx_)
+			return "err noconn";
+		if (!set_nonblocking(ctx_->async_fd))
+			return fmt("err async: %s", strerror(errno));
+		for (;;) {
+			ibv_async_event ev;
+			if (!ibv_get_async_event(ctx_, &ev)) {
+				std::string name = name_of(kAsyncEvent, ev.event_type, "EVENT_");
+				ibv_ack_async_event(&ev);
+				return "ok event=" + name;
+			}
+			if (!again())
+				return fmt("err async: %s", strerror(errno));
+			if (!wait_readable(ctx_->async_fd, deadline))
+				return "err timeout";
+		}
+	}
+
+	std::string disconnect(const Args &a)
+	{
+		a.shape(0, {});
+		if (rdma_disconnect(need_conn().id))
+			return fmt("err disconnect: %s", strerror(errno));
+		return "ok";
+	}
+
+	std::string close(const Args &a)
+	{
+		a.shape(0, {});
+		conn_.reset();
+		return "ok";
+	}
+
+	std::string quit(const Args &a)
+	{
+		a.shape(0, {});
+		shutdown();
+		done = true;
+		return "ok";
+	}
+};
+
+sockaddr_storage parse_addr(const char *addr, unsigned port)
+{
+	addrinfo hints = {}, *res;
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
+	if (getaddrinfo(addr, std::to_string(port).c_str(), &hints, &res))
+		usage("ADDR must be an IPv4 or IPv6 literal");
+	sockaddr_storage ss = {};
+	std::memcpy(&ss, res->ai_addr, std::min<size_t>(res->ai_addrlen, sizeof ss));
+	freeaddrinfo(res);
+	return ss;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	uint64_t port = 18700;
+	double timeout = 10;
+	for (int ch; (ch = getopt(argc, argv, "p:T:")) != -1;) {
+		if (ch == 'p' && (!parse_num(optarg, 65535, &port) || !port))
+			usage("bad port");
+		else if (ch == 'T' && !parse_secs(optarg, &timeout))
+			usage("bad timeout");
+		else if (ch != 'p' && ch != 'T')
+			usage("unknown option");
+	}
+	if (optind != argc - 1)
+		usage("one ADDR wanted");
+	const char *addr = argv[optind];
+	sockaddr_storage ss = parse_addr(addr, unsigned(port));
+
+	signal(SIGPIPE, SIG_IGN);	// a vanished peer ends in EOF, not a signal
+	Target t(timeout);
+	t.listen(reinterpret_cast<sockaddr *>(&ss), addr, unsigned(port));
+	std::printf("ready %s %u\n", addr, unsigned(port));
+	std::fflush(stdout);
+
+	std::string line;
+	while (!t.done && std::getline(std::cin, line)) {
+		std::printf("%s\n", t.run(line).c_str());
+		std::fflush(stdout);
+	}
+	t.shutdown();
+	return 0;
+}
