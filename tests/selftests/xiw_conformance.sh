@@ -20,10 +20,17 @@
 #   siw: every scenario against siw.  Where siw answers differently the
 #     scenario's line is printed as a difference; the case fails only if
 #     the run itself breaks (no KTAP totals) or the kernel complains.
-#     Skips without a siw module.  Not run against siw: mpa.rev0.  siw
-#     never answers a revision 0 Request and keeps the connection; when
-#     its listener is destroyed with that connection pending, siw's
-#     siw_cep_put() WARNs (refcount underflow), which fails the VM run.
+#     Skips without a siw module, and on the debug kernel (see below).
+#
+# siw's connection manager has a use-after-free: after some of the
+# malformed MPA Requests (a revision 0 Request, which siw never answers,
+# or a Request cut short by FIN) its listener's list keeps a freed
+# endpoint, and later one of the process's rdma_destroy_id() calls
+# reaches siw_destroy_listen(), which WARNs in siw_cep_put() (refcount
+# underflow) and, under KASAN, reports the use-after-free and oopses.
+# Seen in one run of two with every MPA scenario, never with mpa.rev0 and
+# mpa.truncated_request left out, which the siw run therefore does; on
+# the debug kernel the siw run is left out altogether.
 . "$(dirname "$0")/lib.sh"
 
 require_env
@@ -100,13 +107,14 @@ t_xiw_ipv6() {
 t_siw() {
 	local log=$XIW_TMP/siw.log rc=0
 	modinfo siw >/dev/null 2>&1 || skip "no siw module for $(uname -r)"
+	[[ $(uname -r) != *xiwdebug* ]] || skip "siw's CM use-after-free oopses under KASAN"
 	need_module siw || skip "cannot load siw"
 	add_dummy xcf3
 	xrun ip addr add 198.51.100.1/24 dev xcf3
 	xrun rdma link add xcfs type siw netdev xcf3
 	record rdma xcfs
 	wait_for "$WAIT_TIMEOUT" ibdev_exists xcfs
-	peer_run "$log" --addr 198.51.100.1 --skip mpa.rev0 || rc=$?
+	peer_run "$log" --addr 198.51.100.1 --skip mpa.rev0,mpa.truncated_request || rc=$?
 	grep -E '^not ok' "$log" | sed 's/^not ok [0-9]* /# siw differs: /'
 	grep -E '^# xiw-target died' "$log" || true
 	[ -s "$log.err" ] && tail -n 20 "$log.err" | sed 's/^/# target: /'

@@ -1295,6 +1295,30 @@ void rdmap_terminate_midstream(Ctx &x)
 	x.expect_dead();
 }
 
+// ---- Faults of the transport
+
+// A TCP reset in the middle of a Send: the QP goes to error, every
+// receive completes in error (the one being filled included), nothing
+// is left posted.
+void fault_rst(Ctx &x, bool mid_message)
+{
+	ConnOpts co;
+	co.rlen = 4096;
+	x.connect(co);
+	x.alive(100, 70);
+	if (mid_message)
+		x.send(x.send_seg(pattern(1000, 71), x.c.next_msn(0), 0, false));
+	x.c.abort();
+	x.expect_state("ERR");
+	auto v = x.poll(x.recvs_left + 1, 3);
+	int errs = 0;
+	for (auto &w : v) {
+		need(w.status != "SUCCESS", "a receive completed successfully after the reset");
+		errs += w.id >= 1000;
+	}
+	need(errs == x.recvs_left, fmt("%d of %d receives completed after the reset", errs, x.recvs_left));
+}
+
 // ---- Data: what must work, edge cases included
 
 void data_send_multiseg(Ctx &x)
@@ -1587,6 +1611,8 @@ std::vector<Scenario> scenarios()
 	S{ "rdmap.atomic_resp_unsolicited", "RFC 7306 8: an Atomic Response without a request: Unexpected OpCode", false, rdmap_atomic_resp_unsolicited },
 	S{ "rdmap.peer_terminate", "RFC 5040 5.4: a TERMINATE from the peer: QP to error, nothing sent back", false, rdmap_peer_terminate },
 	S{ "rdmap.terminate_midstream", "RFC 5040 5.4: a TERMINATE in the middle of a Send", false, rdmap_terminate_midstream },
+	S{ "fault.rst_idle", "RFC 5040 5.4 (LLP lost): a TCP reset on an idle stream: QP error, receives flushed", false, [](Ctx &x) { fault_rst(x, false); } },
+	S{ "fault.rst_mid_send", "RFC 5040 5.4 (LLP lost): a TCP reset half way through a Send", false, [](Ctx &x) { fault_rst(x, true); } },
 	S{ "data.send_multiseg", "RFC 5041 5: a Send of three segments lands whole", false, data_send_multiseg },
 	S{ "data.send_bytewise", "RFC 5044 4: an FPDU one octet per TCP segment", false, data_send_bytewise },
 	S{ "data.crc_bytewise", "RFC 5044 4: with CRC, one octet per TCP segment", false, data_crc_bytewise },

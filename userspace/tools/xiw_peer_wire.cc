@@ -107,6 +107,16 @@ void Conn::shutdown_write()
 		::shutdown(fd_, SHUT_WR);
 }
 
+void Conn::abort()
+{
+	linger l = { 1, 0 };
+
+	if (fd_ < 0)
+		return;
+	setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	close();
+}
+
 void Conn::connect(const std::string &addr, uint16_t port, double timeout)
 {
 	sockaddr_storage ss = {};

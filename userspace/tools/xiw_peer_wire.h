@@ -72,6 +72,7 @@ public:
 	void connect(const std::string &addr, uint16_t port, double timeout);
 	void close();
 	void shutdown_write();
+	void abort();		// close with a TCP RST (SO_LINGER 0)
 	bool is_open() const { return fd_ >= 0; }
 
 	// Raw octets; false when the connection is gone (reset or closed).

@@ -72,6 +72,7 @@ static const struct ib_device_ops xiw_device_ops = {
 	.dealloc_driver = xiw_dealloc_driver,
 	.dealloc_pd = xiw_dealloc_pd,
 	.dealloc_ucontext = xiw_dealloc_ucontext,
+	.disassociate_ucontext = xiw_disassociate_ucontext,
 	.dereg_mr = xiw_dereg_mr,
 	.destroy_cq = xiw_destroy_cq,
 	.destroy_qp = xiw_destroy_qp,

@@ -407,6 +407,22 @@ void xiw_dealloc_ucontext(struct ib_ucontext *base_ctx)
 }
 
 /**
+ * xiw_disassociate_ucontext - the device goes away while a process uses it
+ * @base_ctx: the context
+ *
+ * On device removal (rdma link del, netdev unregister, rmmod) ib_uverbs
+ * destroys every object of a context itself, in the usual reverse order
+ * through the usual destroy verbs, and revokes the context's mmaps: all
+ * of xiw's user queues are rdma_user_mmap entries, so nothing is left to
+ * do here.  Having the op is what lets unregistration go ahead at once
+ * instead of waiting until the process closes its device file; the
+ * process sees EIO from then on.
+ */
+void xiw_disassociate_ucontext(struct ib_ucontext *base_ctx)
+{
+}
+
+/**
  * xiw_mmap_alloc - allocate a user-mappable queue and its mmap key
  * @udata: user data of the verb creating the queue
  * @size: bytes needed (rounded up to pages)

@@ -19,6 +19,7 @@ int xiw_query_gid(struct ib_device *ibdev, u32 port, int idx,
 		  union ib_gid *gid);
 int xiw_alloc_ucontext(struct ib_ucontext *ctx, struct ib_udata *udata);
 void xiw_dealloc_ucontext(struct ib_ucontext *ctx);
+void xiw_disassociate_ucontext(struct ib_ucontext *ctx);
 int xiw_alloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 int xiw_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 int xiw_mmap(struct ib_ucontext *ctx, struct vm_area_struct *vma);

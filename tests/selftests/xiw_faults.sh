@@ -1,0 +1,239 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# xiw_faults.sh: xiw under faults and load.  Two network namespaces joined
+# by a veth pair, an xiw device on each end:
+#
+#   ns A: xfa0 192.0.2.1/24  -- xiw device xfa (server side)
+#   ns B: xfb0 192.0.2.2/24  -- xiw device xfb (client side)
+#
+# Traffic comes from xiw-stream (userspace/tools/xiw-stream.cc): many
+# connections streaming Sends whose every octet and order the receiver
+# checks.  Faults:
+#   - netem on both veth ends (5% loss, 25% reordering, 50 ms delay):
+#     nothing lost, nothing wrong;
+#   - TCP resets injected into the live connections (ss -K);
+#   - the client process killed with SIGKILL;
+#   - rdma link del, netdev unregister and rmmod xiw, each with 64 QPs
+#     carrying traffic;
+#   - failslab (where the kernel has it) while 64 connections are set up
+#     and stream.
+# After a fault both processes must end within their timeout, what was
+# received must be intact, and no QP may be left on any xiw device; the VM
+# harness fails the run on any WARN, lockdep, KASAN or kmemleak report.
+# Load: 1024 connections from 8 client processes streaming for 60 s.
+. "$(dirname "$0")/lib.sh"
+
+require_env
+top=$(cd "$(dirname "$0")/../.." && pwd)
+STREAM=${XIW_STREAM:-$top/build/userspace/tools/xiw-stream}
+[ -x "$STREAM" ] || ktap_skip_all "$STREAM not built (make userspace)"
+need_module xiw || ktap_skip_all "cannot load xiw"
+need_module veth || ktap_skip_all "no veth module"
+need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
+
+A4=192.0.2.1
+B4=192.0.2.2
+PORT=18800
+srv_pid=
+cli_pids=()
+
+# pair: the namespaces, the veth pair and a device on each end.
+pair() {
+	setup_ns NSA NSB
+	xrun ip link add xfa0 netns "$NSA" type veth peer name xfb0 netns "$NSB"
+	xrun ip -n "$NSA" addr add $A4/24 dev xfa0
+	xrun ip -n "$NSB" addr add $B4/24 dev xfb0
+	xrun ip -n "$NSA" link set xfa0 up
+	xrun ip -n "$NSB" link set xfb0 up
+	xrun ip netns exec "$NSA" rdma link add xfa type xiw netdev xfa0
+	record rdma xfa
+	xrun ip netns exec "$NSB" rdma link add xfb type xiw netdev xfb0
+	record rdma xfb
+	wait_for "$WAIT_TIMEOUT" ibdev_exists xfa
+	wait_for "$WAIT_TIMEOUT" ibdev_exists xfb
+	trap stop_all EXIT
+}
+
+stop_all() {
+	local p
+	for p in $srv_pid "${cli_pids[@]}"; do
+		kill -9 "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	srv_pid=
+	cli_pids=()
+}
+
+listening() { ip netns exec "$NSA" ss -Hltn "sport = :$PORT" | grep -q .; }
+
+# server N TIMEOUT [-F]: xiw-stream server in ns A, in the background.
+server() {
+	local n=$1 tmo=$2
+	shift 2
+	echo "# + xiw-stream -a $A4 -n $n -T $tmo $*"
+	ip netns exec "$NSA" "$STREAM" -a $A4 -p $PORT -n "$n" -T "$tmo" "$@" \
+		>"$XIW_TMP/server.log" 2>&1 &
+	srv_pid=$!
+	wait_for "$WAIT_TIMEOUT" listening || fail "server not listening"
+}
+
+# client LOG ARG...: xiw-stream client in ns B, in the background.
+client() {
+	local log=$1
+	shift
+	echo "# + xiw-stream -c $A4 $*"
+	ip netns exec "$NSB" "$STREAM" -c $A4 -p $PORT "$@" >"$log" 2>&1 &
+	cli_pids+=($!)
+}
+
+# finish PID LOG WHAT: wait for a process; its exit status; log as diag.
+finish() {
+	local rc=0
+	wait "$1" || rc=$?
+	sed "s/^/# $3: /" "$2"
+	return $rc
+}
+
+# connected N: the client log says all N are up.
+connected() { grep -q "^connected $1 of" "$XIW_TMP/client.log"; }
+
+# no_qps DEV...: no QP is left on the devices (ones that still exist).
+no_qps() {
+	local d n
+	for d in "$@"; do
+		ibdev_exists "$d" || continue
+		n=$(rdma resource show qp 2>/dev/null | grep -c "dev $d " || true)
+		((n == 0)) || { rdma resource show qp | grep "dev $d " | head -5 | sed 's/^/# /'; return 1; }
+	done
+}
+
+check_no_qps() {
+	wait_for "$WAIT_TIMEOUT" no_qps xfa xfb || fail "QPs left behind"
+}
+
+t_netem() {
+	local rc=0
+	pair
+	need_module sch_netem || skip "no netem"
+	xrun ip netns exec "$NSA" tc qdisc add dev xfa0 root netem delay 50ms 10ms loss 5% reorder 25% 50%
+	xrun ip netns exec "$NSB" tc qdisc add dev xfb0 root netem delay 50ms 10ms loss 5% reorder 25% 50%
+	server 16 300
+	client "$XIW_TMP/client.log" -n 16 -d 20 -s 8192 -w 4 -T 300
+	finish "${cli_pids[0]}" "$XIW_TMP/client.log" client || rc=1
+	finish "$srv_pid" "$XIW_TMP/server.log" server || rc=1
+	srv_pid= cli_pids=()
+	((rc == 0)) || fail "lost or damaged data under netem"
+	grep -q "0 bad, 0 ended early" "$XIW_TMP/server.log" || fail "server counted errors"
+	xrun ip netns exec "$NSA" nstat -az TcpRetransSegs
+	check_no_qps
+}
+
+# fault_run N ACTION...: 64 (or N) connections stream; once all are up
+# and data flows, ACTION runs; both processes must end by themselves.
+fault_run() {
+	local n=$1 rc=0
+	shift
+	pair
+	server "$n" 120 -F
+	client "$XIW_TMP/client.log" -n "$n" -d 600 -s 4096 -w 4 -T 120 -F
+	wait_for 60 connected "$n" || { sed 's/^/# /' "$XIW_TMP/client.log"; fail "not all connected"; }
+	sleep 3
+	"$@"
+	if [ "$1" = do_kill ]; then
+		# Killed: only its end matters, not its status.
+		finish "${cli_pids[0]}" "$XIW_TMP/client.log" client || true
+	else
+		finish "${cli_pids[0]}" "$XIW_TMP/client.log" client || rc=1
+	fi
+	finish "$srv_pid" "$XIW_TMP/server.log" server || rc=1
+	srv_pid= cli_pids=()
+	((rc == 0)) || fail "a process reported lost data, damage or a hang"
+	check_no_qps
+}
+
+do_rst() {
+	need_module tcp_diag || true
+	xrun ip netns exec "$NSB" ss -K dst $A4 dport = :$PORT
+}
+do_kill() { xrun kill -9 "${cli_pids[0]}"; }
+do_link_del() {
+	xiw_del xfa
+}
+do_netdev_del() {
+	xrun ip -n "$NSA" link del xfa0
+	wait_for "$WAIT_TIMEOUT" ibdev_gone xfa
+	wait_for "$WAIT_TIMEOUT" ibdev_gone xfb
+}
+do_rmmod() {
+	xrun rmmod xiw
+	! ibdev_exists xfa && ! ibdev_exists xfb || fail "devices survived rmmod"
+	xrun modprobe xiw
+}
+
+t_rst() { fault_run 64 do_rst; }
+t_kill() { fault_run 64 do_kill; }
+t_link_del() { fault_run 64 do_link_del; }
+t_netdev_del() { fault_run 64 do_netdev_del; }
+t_rmmod() {
+	grep -q '^xiw ' /proc/modules || skip "xiw is built in"
+	fault_run 64 do_rmmod
+}
+
+FAILSLAB=/sys/kernel/debug/failslab
+t_failslab() {
+	local rc=0 p
+	[ -d "$FAILSLAB" ] || skip "kernel without failslab"
+	pair
+	server 64 120 -F
+	echo 1 >"$FAILSLAB/task-filter"
+	echo 5 >"$FAILSLAB/probability"
+	echo 0 >"$FAILSLAB/interval"
+	echo -1 >"$FAILSLAB/times"
+	echo 0 >"$FAILSLAB/verbose"
+	echo 1 >/proc/"$srv_pid"/make-it-fail
+	client "$XIW_TMP/client.log" -n 64 -d 10 -s 4096 -w 4 -T 120 -F
+	echo 1 >/proc/"${cli_pids[0]}"/make-it-fail || true
+	wait "${cli_pids[0]}" || rc=$?
+	sed 's/^/# client: /' "$XIW_TMP/client.log"
+	diag "client exit $rc under failslab"
+	kill "$srv_pid" 2>/dev/null || true
+	wait "$srv_pid" || true
+	sed 's/^/# server: /' "$XIW_TMP/server.log"
+	srv_pid= cli_pids=()
+	echo 0 >"$FAILSLAB/probability"
+	echo 0 >"$FAILSLAB/task-filter"
+	# Failed allocations may end connections, never damage data.
+	! grep -q "bad (len" "$XIW_TMP/server.log" || fail "damaged data under failslab"
+	check_no_qps
+}
+
+t_load() {
+	local i rc=0 sent=0
+	pair
+	server 1024 400
+	for i in $(seq 0 7); do
+		client "$XIW_TMP/client$i.log" -n 128 -i $((i * 128)) -d 60 -s 4096 -w 4 -T 400
+	done
+	for i in $(seq 0 7); do
+		finish "${cli_pids[$i]}" "$XIW_TMP/client$i.log" "client $i" || rc=1
+	done
+	finish "$srv_pid" "$XIW_TMP/server.log" server || rc=1
+	srv_pid= cli_pids=()
+	((rc == 0)) || fail "lost or damaged data under load"
+	grep -q "on 1024 connections, 0 bad, 0 ended early" "$XIW_TMP/server.log" ||
+		fail "server did not see 1024 clean connections"
+	check_no_qps
+}
+
+ktap_header
+ktap_plan 8
+run_case "netem loss, reordering, delay: 16 connections, every octet checked" t_netem
+run_case "TCP resets into 64 streaming connections" t_rst
+run_case "client killed with 64 streaming connections" t_kill
+run_case "rdma link del with 64 streaming connections" t_link_del
+run_case "netdev unregister with 64 streaming connections" t_netdev_del
+run_case "rmmod xiw with 64 streaming connections" t_rmmod
+run_case "failslab while 64 connections set up and stream" t_failslab
+run_case "load: 1024 connections from 8 processes stream 60 s, verified" t_load
+ktap_finish
