@@ -825,7 +825,7 @@ void mpa_markers_refused(Ctx &x)
 	if (m.result == MpaResult::Frame && m.frame.reply && !m.frame.reject)
 		throw Failure("Request for markers accepted by a device without markers");
 	need(m.result == MpaResult::Frame && m.frame.reject,
-	     "Request for markers neither rejected by Reply nor ...: " +
+	     "Request for markers not rejected by a Reply: " +
 	     std::string(m.result == MpaResult::Closed ? "closed without a Reply" : "no Reply"));
 	need(x.c.wait_closed(x.o_.timeout), "connection still open after the reject");
 }
@@ -1601,7 +1601,7 @@ std::vector<Scenario> scenarios()
 	S{ "rdmap.read_below_base", "RFC 5040 7.1: Read Request below the base: base or bounds", false, [](Ctx &x) { rdmap_read_bad(x, "ro", -64, 32, RDMAP_ECODE_BASE_BOUNDS); } },
 	S{ "rdmap.read_write_only", "RFC 5040 7.1: Read Request for an STag without remote read: access rights", false, [](Ctx &x) { rdmap_read_bad(x, "wo", 0, 64, RDMAP_ECODE_ACCESS_RIGHTS); } },
 	S{ "rdmap.read_to_wrap", "RFC 5040 7.1: Read Request whose TO + size wraps: TO wrap", false, rdmap_read_wrap },
-	S{ "rdmap.read_beyond_ird", "RFC 5040 6.? / 5041 7.2: more Read Requests than IRD", false, rdmap_read_beyond_ird },
+	S{ "rdmap.read_beyond_ird", "RFC 5041 7.1: a Read Request past IRD finds no buffer on queue 1: Invalid MSN, no buffer", false, rdmap_read_beyond_ird },
 	S{ "rdmap.read_segmented", "RFC 5040 4.4: a Read Request with L=0", false, rdmap_read_segmented },
 	S{ "rdmap.read_with_payload", "RFC 5040 4.4: a Read Request carrying payload", false, rdmap_read_payload },
 	S{ "rdmap.send_inv_bad_stag", "RFC 5040 7.2: Send with Invalidate of an unknown STag: cannot invalidate", false, rdmap_send_inv_bad },

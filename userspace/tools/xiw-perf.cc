@@ -275,17 +275,10 @@ struct Opts {
 
 sockaddr_storage resolve(const std::string &host, const std::string &port, bool passive)
 {
-	addrinfo hints = {}, *res;
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
-	int rv = getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
-	if (rv)
+	sockaddr_storage ss;
+	if (int rv = xiw::numeric_addr(host, port, ss, passive))
 		die(2, "bad address '%s' port '%s': %s", host.c_str(), port.c_str(),
 		    gai_strerror(rv));
-	sockaddr_storage ss = {};
-	std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
-	freeaddrinfo(res);
 	return ss;
 }
 

@@ -453,14 +453,9 @@ struct Proc {
 
 sockaddr_storage resolve(const std::string &host, const std::string &port)
 {
-	addrinfo hints = {}, *res;
-	hints.ai_flags = AI_NUMERICHOST | (port.empty() ? 0 : AI_NUMERICSERV);
-	int rv = getaddrinfo(host.c_str(), port.empty() ? nullptr : port.c_str(), &hints, &res);
-	if (rv)
+	sockaddr_storage ss;
+	if (int rv = xiw::numeric_addr(host, port, ss))
 		die(2, "bad address %s: %s", host.c_str(), gai_strerror(rv));
-	sockaddr_storage ss = {};
-	std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
-	freeaddrinfo(res);
 	return ss;
 }
 

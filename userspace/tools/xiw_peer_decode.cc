@@ -23,6 +23,17 @@
 #include "xiw_proto.h"
 
 namespace xiw::peer {
+
+const char *term_layer_name(uint8_t layer)
+{
+	switch (layer) {
+	case TERM_LAYER_RDMAP: return "RDMAP";
+	case TERM_LAYER_DDP: return "DDP";
+	case TERM_LAYER_LLP: return "LLP";
+	default: return "?";
+	}
+}
+
 namespace {
 
 using Bytes = std::vector<uint8_t>;
@@ -152,16 +163,6 @@ std::string frame_line(const xiw_mpa_frame &f)
 
 /* ---- DDP segments -------------------------------------------------------- */
 
-const char *layer_name(uint8_t l)
-{
-	switch (l) {
-	case TERM_LAYER_RDMAP: return "RDMAP";
-	case TERM_LAYER_DDP: return "DDP";
-	case TERM_LAYER_LLP: return "LLP";
-	default: return "?";
-	}
-}
-
 // Names of a TERMINATE error type and code (RFC 5040, 5041, 5044, 6581).
 void term_names(const xiw_term_code &c, const char **type, const char **code)
 {
@@ -256,7 +257,7 @@ bool term_desc(const Bytes &body, std::string *s)
 	const xiw_term_code &c = t.ctrl.code;
 
 	term_names(c, &type, &code);
-	*s += fmt(" layer %s(%u) type %u", layer_name(c.layer), c.layer, c.etype);
+	*s += fmt(" layer %s(%u) type %u", term_layer_name(c.layer), c.layer, c.etype);
 	if (type)
 		*s += fmt(" (%s)", type);
 	*s += fmt(" code 0x%02x", c.ecode);

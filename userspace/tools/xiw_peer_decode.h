@@ -69,6 +69,9 @@ int decode_file(const std::string &path, const DecodeOptions &o,
 // 1 if some were, 2 for a usage or I/O error.
 int decode_main(int argc, char **argv);
 
+// "RDMAP", "DDP" or "LLP": the name of a TERMINATE layer.
+const char *term_layer_name(uint8_t layer);
+
 }  // namespace xiw::peer
 
 #endif

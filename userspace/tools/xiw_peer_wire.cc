@@ -3,6 +3,7 @@
 // xiw-peer's end of the wire: see xiw_peer_wire.h.
 
 #include "xiw_peer_wire.h"
+#include "xiw_peer_decode.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -33,16 +34,6 @@ Clock::time_point deadline(double secs)
 	return Clock::now() + std::chrono::microseconds(int64_t(secs * 1e6));
 }
 
-const char *layer_name(uint8_t l)
-{
-	switch (l) {
-	case TERM_LAYER_RDMAP: return "RDMAP";
-	case TERM_LAYER_DDP: return "DDP";
-	case TERM_LAYER_LLP: return "LLP";
-	default: return "?";
-	}
-}
-
 } // namespace
 
 std::string hex(const uint8_t *p, size_t n)
@@ -61,7 +52,7 @@ std::string term_str(const xiw_term_code &c)
 {
 	char b[48];
 
-	snprintf(b, sizeof(b), "%s/%u/0x%02x", layer_name(c.layer), c.etype, c.ecode);
+	snprintf(b, sizeof(b), "%s/%u/0x%02x", term_layer_name(c.layer), c.etype, c.ecode);
 	return b;
 }
 

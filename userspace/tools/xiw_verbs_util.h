@@ -6,13 +6,37 @@
 #define XIW_VERBS_UTIL_H
 
 #include <infiniband/verbs.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <string>
 #include <vector>
 
 namespace xiw {
+
+// A numeric address and port (empty: none) into @ss; 0 or getaddrinfo()'s
+// error (for gai_strerror()).
+inline int numeric_addr(const std::string &host, const std::string &port, sockaddr_storage &ss,
+			bool passive = false)
+{
+	addrinfo hints = {}, *res;
+
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST | (port.empty() ? 0 : AI_NUMERICSERV) |
+			 (passive ? AI_PASSIVE : 0);
+	int rv = getaddrinfo(host.c_str(), port.empty() ? nullptr : port.c_str(), &hints, &res);
+	if (rv)
+		return rv;
+	ss = {};
+	std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return 0;
+}
 
 // Post one signaled send work request of one SGE; ibv_post_send's result.
 inline int post_one_send(ibv_qp *qp, uint64_t wr_id, ibv_wr_opcode op, const void *p,
