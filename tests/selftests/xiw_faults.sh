@@ -200,7 +200,7 @@ t_failslab() {
 	echo -1 >"$FAILSLAB/times"
 	echo 0 >"$FAILSLAB/verbose"
 	echo 1 >/proc/"$srv_pid"/make-it-fail
-	client "$XIW_TMP/client.log" -n 64 -d 10 -s 4096 -w 4 -T 120 -F
+	client "$XIW_TMP/client.log" -n 64 -d 10 -s 4096 -w 4 -T 60 -F
 	echo 1 >/proc/"${cli_pids[0]}"/make-it-fail || true
 	wait "${cli_pids[0]}" || rc=$?
 	sed 's/^/# client: /' "$XIW_TMP/client.log"
