@@ -548,10 +548,10 @@ public:
 
 	// After a TERMINATE: the QP is in error, every receive still posted
 	// completes flushed (or with an error), and the TCP stream ends.
-	void expect_dead(int flushed = -1)
+	void expect_dead()
 	{
 		expect_state("ERR");
-		int want = flushed >= 0 ? flushed : recvs_left;
+		int want = recvs_left;
 		auto v = poll(want + 1, 2);
 		int recv_errs = 0;
 		for (auto &w : v) {
@@ -566,10 +566,10 @@ public:
 			throw Failure("TCP connection still open after the TERMINATE");
 	}
 
-	void term_and_dead(xiw_term_code want, const Bytes &bad = {}, int flushed = -1)
+	void term_and_dead(xiw_term_code want, const Bytes &bad = {})
 	{
 		expect_term(want, bad);
-		expect_dead(flushed);
+		expect_dead();
 	}
 
 	// The MPA Request was refused: the connection closes and no Reply
@@ -630,18 +630,10 @@ xiw_term_code kOp(uint8_t c) { return tc(TERM_LAYER_RDMAP, RDMAP_ETYPE_REMOTE_OP
 xiw_term_code kMpa(uint8_t c) { return tc(TERM_LAYER_LLP, LLP_ETYPE_MPA, c); }
 
 // Send @s (broken on purpose) and expect the target's TERMINATE @want.
-void breaks(Ctx &x, const SegSpec &s, xiw_term_code want, int flushed = -1)
+void breaks(Ctx &x, const SegSpec &s, xiw_term_code want)
 {
-	uint8_t hb[XIW_RDMAP_HDR_MAX];
-	size_t hl = 0;
-	xiw_rdmap_hdr_build(&s.hdr, hb, sizeof(hb), &hl);
-	Bytes h(hb, hb + hl);
-	if (s.ddp_ctrl >= 0)
-		h[DDP_CTRL_OFF] = uint8_t(s.ddp_ctrl);
-	if (s.rdmap_ctrl >= 0)
-		h[DDP_RSVDULP_OFF] = uint8_t(s.rdmap_ctrl);
 	x.send(s);
-	x.term_and_dead(want, h, flushed);
+	x.term_and_dead(want, header(s));
 }
 
 void need(bool cond, const std::string &what)

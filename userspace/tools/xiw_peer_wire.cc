@@ -275,7 +275,7 @@ void Conn::start_fpdus(bool c, bool mtx, bool mrx)
 	deframe();
 }
 
-Bytes Conn::frame(const SegSpec &s)
+Bytes header(const SegSpec &s)
 {
 	uint8_t hb[XIW_RDMAP_HDR_MAX];
 	size_t hl;
@@ -288,7 +288,12 @@ Bytes Conn::frame(const SegSpec &s)
 		hdr[DDP_CTRL_OFF] = uint8_t(s.ddp_ctrl);
 	if (s.rdmap_ctrl >= 0)
 		hdr[DDP_RSVDULP_OFF] = uint8_t(s.rdmap_ctrl);
-	hdr.insert(hdr.end(), s.extra_hdr.begin(), s.extra_hdr.end());
+	return hdr;
+}
+
+Bytes Conn::frame(const SegSpec &s)
+{
+	Bytes hdr = header(s);
 
 	Bytes out;
 	if (s.ulpdu_len >= 0) {
@@ -314,7 +319,7 @@ Bytes Conn::frame(const SegSpec &s)
 			throw Failure("segment larger than an FPDU can carry");
 		out.resize(xiw_mpa_fpdu_len(tx_.stream_pos, markers_tx, uint32_t(total)));
 		size_t n;
-		e = xiw_fpdu_build(&tx_, sl, 2, out.data(), out.size(), &n);
+		xiw_proto_err e = xiw_fpdu_build(&tx_, sl, 2, out.data(), out.size(), &n);
 		if (e)
 			throw Failure(std::string("cannot frame: ") + xiw_proto_err_name(e));
 		out.resize(n);

@@ -46,7 +46,6 @@ struct SegSpec {
 	int ddp_ctrl = -1;	// replace DDP control octet (T, L, DV)
 	int rdmap_ctrl = -1;	// replace RDMAP control octet (RV, opcode)
 	int ulpdu_len = -1;	// replace the ULPDU_Length field (no re-framing)
-	Bytes extra_hdr;	// octets appended to the header (counted in ULPDU)
 	bool bad_crc = false;	// flip the CRC field (or make it non-zero without CRC)
 	bool bytewise = false;	// one write() per octet
 };
@@ -122,6 +121,9 @@ private:
 	uint64_t rx_octets_ = 0;
 	uint32_t msn_[4] = { 1, 1, 1, 1 };
 };
+
+// The DDP + RDMAP header octets @s puts on the wire (overrides applied).
+Bytes header(const SegSpec &s);
 
 // Headers of the common segments.
 xiw_rdmap_hdr untagged(uint8_t opcode, uint32_t qn, uint32_t msn, uint32_t mo, bool last);

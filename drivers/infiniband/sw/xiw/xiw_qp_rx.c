@@ -124,9 +124,11 @@ static enum xiw_proto_err xiw_rx_send_hdr(struct xiw_conn *conn)
 	int rv;
 
 	if (READ_ONCE(conn->rtr_rx) && conn->mpa.rtr == XIW_MPA_RTR_SEND) {
-		/* The initiator's zero-length Send RTR: not for the ULP. */
-		if (h->msn != ut->msn || h->mo || !h->last ||
-		    conn->rx.data_len)
+		/*
+		 * The initiator's zero-length Send RTR, not for the ULP;
+		 * xiw_rx_hdr() checked its shape, its MSN is checked here.
+		 */
+		if (h->msn != ut->msn)
 			return XIW_ERR_MPA_NO_MATCHING_RTR;
 		return XIW_OK;
 	}
@@ -195,7 +197,8 @@ static enum xiw_proto_err xiw_rx_read_req(struct xiw_conn *conn)
 		return err;
 
 	if (rtr) {
-		if (conn->mpa.rtr != XIW_MPA_RTR_READ || rr->size)
+		/* xiw_rx_hdr() saw the agreed RTR type; it reads nothing. */
+		if (rr->size)
 			return XIW_ERR_MPA_NO_MATCHING_RTR;
 	} else if (rr->size) {
 		/*
@@ -454,12 +457,8 @@ static enum xiw_proto_err xiw_rx_hdr(struct xiw_conn *conn)
 		/* libsiw cannot report immediate data: user QPs refuse it. */
 		if (!conn->qp->kernel_verbs)
 			return XIW_ERR_RDMAP_OPCODE;
-		if (READ_ONCE(conn->rtr_rx))
-			return XIW_ERR_MPA_NO_MATCHING_RTR;
 		return xiw_rx_send_hdr(conn);
 	case RDMAP_OP_ATOMIC_REQ:
-		if (READ_ONCE(conn->rtr_rx))
-			return XIW_ERR_MPA_NO_MATCHING_RTR;
 		return XIW_OK;	/* single segment: executed at its end */
 	case RDMAP_OP_ATOMIC_RESP:
 		return xiw_rx_atomic_resp_hdr(conn);
