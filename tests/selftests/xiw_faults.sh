@@ -114,7 +114,7 @@ check_no_qps() {
 }
 
 t_netem() {
-	local rc=0
+	local rc=0 ra rb
 	pair
 	need_module sch_netem || skip "no netem"
 	xrun ip netns exec "$NSA" tc qdisc add dev xfa0 root netem delay 50ms 10ms loss 5% reorder 25% 50%
@@ -127,6 +127,11 @@ t_netem() {
 	((rc == 0)) || fail "lost or damaged data under netem"
 	grep -q "0 bad, 0 ended early" "$XIW_TMP/server.log" || fail "server counted errors"
 	xrun ip netns exec "$NSA" nstat -az TcpRetransSegs
+	# The devices count their sockets' retransmissions (rdma statistic):
+	# the connections are closed now, their counts kept.
+	ra=$(hw_counter xfa tcp_retransmits) rb=$(hw_counter xfb tcp_retransmits)
+	diag "tcp_retransmits: xfa $ra, xfb $rb"
+	((ra > 0 && rb > 0)) || fail "5% loss both ways, yet tcp_retransmits xfa $ra, xfb $rb"
 	check_no_qps
 }
 

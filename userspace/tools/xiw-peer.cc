@@ -4,7 +4,8 @@
 // does what no well-behaved peer does.
 //
 //   xiw-peer run --target PATH --addr ADDR [--port P] [--filter STR]
-//                [--skip NAME,...] [--markers] [--timeout S] [--quiet]
+//                [--skip NAME,...] [--markers] [--soft-rnr MS] [--timeout S]
+//                [--quiet]
 //   xiw-peer list
 //   xiw-peer decode [--crc|--no-crc] [--markers|--no-markers] [--hex] FILE
 //
@@ -23,7 +24,9 @@
 // RFC names (layer/type/code, the echoed DDP and RDMAP headers where
 // present), its QP is in the error state, its posted receives are flushed
 // and the TCP connection ends.  --markers adds the scenarios that need a
-// device created with MPA markers allowed (xiw's mpa_markers=prefer).
+// device created with MPA markers allowed (xiw's mpa_markers=prefer);
+// --soft-rnr MS the rnr.* scenarios, for an xiw device whose soft_rnr_ms
+// is MS (at least 1000).
 //
 // Output is KTAP: one "ok"/"not ok" line per scenario, with the reason of
 // a failure; exit 0 when all passed, 1 otherwise, 2 on usage errors.
@@ -63,6 +66,7 @@ struct Options {
 	std::string filter;
 	std::vector<std::string> skip;	// scenario names not to run
 	bool markers = false;
+	unsigned soft_rnr_ms = 0;	// the device's soft_rnr_ms, 0: not set
 	bool quiet = false;
 	double timeout = 10;
 };
@@ -1525,6 +1529,51 @@ void data_write_then_send(Ctx &x)
 	x.check("wo", 4096, 9000, 58);	// placed before the Send completed
 }
 
+// ---- Soft-RNR: xiw's soft_rnr_ms device setting, not an RFC rule.  A
+// Send that finds no posted receive holds the receive engine for up to
+// that long instead of ending the stream; nothing else changes.
+
+// The receive is posted while the Send waits: it lands, the stream goes on.
+void rnr_soft_wait(Ctx &x)
+{
+	need(x.o_.soft_rnr_ms >= 1000, "needs --soft-rnr of at least 1000 ms");
+	ConnOpts co;
+	co.recvs = 0;
+	x.connect(co);
+	Bytes m = pattern(3000, 61);
+	uint32_t msn = x.c.next_msn(0);
+	for (uint32_t mo = 0; mo < 3000; mo += 1000)
+		x.send(x.send_seg(Bytes(m.begin() + mo, m.begin() + mo + 1000), msn, mo, mo == 2000));
+	x.expect_no_wc();	// waits 0.3 s: no receive, nothing completes
+	x.t_.must("post_recv 1 4096");
+	x.recvs_left++;
+	x.rlen = 4096;
+	x.expect_wc("SUCCESS", 3000, "RECV");
+	x.check("rcv", 0, 3000, 61);
+	x.t_.must("post_recv 1 4096");
+	x.recvs_left++;
+	x.alive(100, 62);
+	need(x.t_.must("state").at("state") == "RTS", "QP left RTS");
+}
+
+// No receive comes: the TERMINATE of RFC 5041 goes out, but only after
+// the wait.
+void rnr_soft_timeout(Ctx &x)
+{
+	need(x.o_.soft_rnr_ms >= 1000, "needs --soft-rnr of at least 1000 ms");
+	ConnOpts co;
+	co.recvs = 0;
+	x.connect(co);
+	auto t0 = std::chrono::steady_clock::now();
+	SegSpec s = x.send_seg(pattern(32, 63), x.c.next_msn(0));
+	x.send(s);
+	x.expect_term(kDdpU(DDP_ECODE_UT_INVALID_MSN_NOBUF), header(s));
+	double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	need(waited * 1000 >= 0.9 * x.o_.soft_rnr_ms,
+	     fmt("TERMINATE after %.0f ms, soft_rnr_ms is %u", waited * 1000, x.o_.soft_rnr_ms));
+	x.expect_dead();
+}
+
 std::vector<Scenario> scenarios()
 {
 	using S = Scenario;
@@ -1621,6 +1670,8 @@ std::vector<Scenario> scenarios()
 	S{ "data.target_write", "RFC 5040 5.1: the target's Write into our STag", false, data_target_write },
 	S{ "data.target_read", "RFC 5040 5.2: the target's Read, answered in three segments", false, data_target_read },
 	S{ "data.write_then_send", "RFC 5040 5.5: a Write is placed before the Send after it completes", false, data_write_then_send },
+	S{ "rnr.soft_wait", "xiw soft_rnr_ms: a Send without a receive waits for one, then lands", false, rnr_soft_wait },
+	S{ "rnr.soft_timeout", "xiw soft_rnr_ms: no receive within the wait: RFC 5041 7.2 no buffer, after the wait", false, rnr_soft_timeout },
 	};
 }
 
@@ -1634,7 +1685,7 @@ void usage()
 {
 	fprintf(stderr,
 		"usage: xiw-peer run --target PATH --addr ADDR [--port P] [--filter STR]\n"
-		"                    [--skip NAME,...] [--markers] [--timeout S] [--quiet]\n"
+		"                    [--skip NAME,...] [--markers] [--soft-rnr MS] [--timeout S] [--quiet]\n"
 		"       xiw-peer list\n"
 		"       xiw-peer decode [--crc|--no-crc] [--markers|--no-markers] [--hex] FILE\n");
 }
@@ -1666,6 +1717,11 @@ int run(const Options &o)
 		}
 		if (s->markers && !o.markers) {
 			printf("ok %d %s # SKIP needs a device with MPA markers (--markers)\n", n, s->name);
+			skip++;
+			continue;
+		}
+		if (!std::string(s->name).rfind("rnr.", 0) && !o.soft_rnr_ms) {
+			printf("ok %d %s # SKIP needs a device with soft_rnr_ms set (--soft-rnr MS)\n", n, s->name);
 			skip++;
 			continue;
 		}
@@ -1764,6 +1820,8 @@ int main(int argc, char **argv)
 			o.timeout = std::stod(val());
 		else if (a == "--markers")
 			o.markers = true;
+		else if (a == "--soft-rnr")
+			o.soft_rnr_ms = unsigned(std::stoul(val()));
 		else if (a == "--quiet")
 			o.quiet = true;
 		else {

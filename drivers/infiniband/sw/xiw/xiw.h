@@ -83,6 +83,29 @@ struct xiw_mr;
 struct xiw_qp;
 
 /**
+ * struct xiw_dev_cfg - protocol settings of a device (xiw_config.c)
+ * @mpa_rev: MPA revision requested, 1 or 2
+ * @mpa_crc: enum xiw_mpa_crc_policy
+ * @mpa_markers: enum xiw_mpa_marker_policy
+ * @mpa_p2p: request peer-to-peer mode as initiator (revision 2)
+ * @mpa_p2p_rtr: RTR type offered as initiator: bit number of XIW_MPA_RTR_*
+ * @tx_batch: most FPDUs the transmit engine hands TCP in one call
+ * @nagle: leave Nagle's algorithm on (no TCP_NODELAY)
+ * @soft_rnr_ms: how long a Send without a posted receive may hold the
+ *	receive engine before the TERMINATE; 0: TERMINATE at once
+ */
+struct xiw_dev_cfg {
+	u8 mpa_rev;
+	u8 mpa_crc;
+	u8 mpa_markers;
+	bool mpa_p2p;
+	u8 mpa_p2p_rtr;
+	u8 tx_batch;
+	bool nagle;
+	u16 soft_rnr_ms;
+};
+
+/**
  * struct xiw_device - one xiw RDMA device, bound to one netdev
  * @base_dev: the ib_core device; must stay first
  * @netdev: the bound netdev, with a reference (@netdev_tracker); cleared
@@ -110,9 +133,12 @@ struct xiw_qp;
  * @next_qpn: cursor of xa_alloc_cyclic() for @qp_xa
  * @next_cq_id: cursor of xa_alloc_cyclic() for @cq_xa
  * @next_stag_idx: cursor of xa_alloc_cyclic() for @mem_xa
- * @mpa_policy: MPA negotiation policy of new connections (xiw_cm.c); its
- *	@p2p accepts peer-to-peer mode as responder
- * @mpa_p2p_initiator: request peer-to-peer mode as initiator
+ * @cfg_lock: guards @cfg; taken by sysfs and the CM in process context,
+ *	innermost (nothing is taken under it)
+ * @cfg: protocol settings of new connections (xiw_config.c)
+ * @conn_lock: guards @conn_list; taken with bottom halves off, innermost
+ * @conn_list: connected data paths (struct xiw_conn), for the counters
+ *	read from their sockets
  * @stats: data path counters, reported by xiw_get_hw_stats()
  * @stats.tx_fpdus: FPDUs handed to TCP
  * @stats.tx_bytes: octets of those FPDUs
@@ -125,6 +151,11 @@ struct xiw_qp;
  * @stats.term_recv: TERMINATE messages received, by layer
  * @stats.mpa_rej_sent: MPA Requests refused (Reply with the R flag)
  * @stats.mpa_rej_recv: MPA Replies with the R flag received
+ * @stats.tcp_retrans: TCP segments retransmitted by connection sockets
+ *	that have closed (live ones are read from the socket)
+ * @stats.soft_rnr_stalls: Sends that found no posted receive and held the
+ *	receive engine (soft-RNR)
+ * @stats.soft_rnr_timeouts: soft-RNR waits that ended in a TERMINATE
  */
 struct xiw_device {
 	struct ib_device base_dev;
@@ -149,8 +180,10 @@ struct xiw_device {
 	u32 next_cq_id;
 	u32 next_stag_idx;
 
-	struct xiw_mpa_policy mpa_policy;
-	bool mpa_p2p_initiator;
+	spinlock_t cfg_lock;
+	struct xiw_dev_cfg cfg;
+	spinlock_t conn_lock;
+	struct list_head conn_list;
 
 	struct {
 		atomic64_t tx_fpdus;
@@ -164,6 +197,9 @@ struct xiw_device {
 		atomic64_t term_recv[XIW_TERM_LAYERS];
 		atomic64_t mpa_rej_sent;
 		atomic64_t mpa_rej_recv;
+		atomic64_t tcp_retrans;
+		atomic64_t soft_rnr_stalls;
+		atomic64_t soft_rnr_timeouts;
 	} stats;
 };
 
@@ -361,6 +397,8 @@ enum xiw_qp_state {
  * @state_change: the QP moved from @old to @new (new is CLOSING, TERMINATE
  *	or ERROR, or IDLE after a graceful close).  Called without QP locks
  *	held, after the state was changed and before queues are flushed.
+ * @rq_kick: a kernel consumer posted receives (user QPs post theirs
+ *	without a system call and have none)
  * @flush: complete every work element the data path has already fetched
  *	(active SQE, ORQ, IRQ, partially received RQE) with WR_FLUSH_ERR via
  *	xiw_sqe_complete()/xiw_rqe_complete().  Called on entering ERROR,
@@ -370,6 +408,7 @@ enum xiw_qp_state {
  */
 struct xiw_qp_transport_ops {
 	void (*sq_kick)(struct xiw_qp *qp);
+	void (*rq_kick)(struct xiw_qp *qp);
 	void (*state_change)(struct xiw_qp *qp, enum xiw_qp_state old,
 			     enum xiw_qp_state new);
 	void (*flush)(struct xiw_qp *qp);
@@ -571,5 +610,12 @@ void xiw_qp_event(struct xiw_qp *qp, u8 layer, u8 etype);
 
 /* xiw_srq.c */
 int xiw_srq_fetch(struct xiw_srq *srq, struct xiw_krqe *rqe);
+
+/* xiw_config.c */
+extern const struct attribute_group xiw_cfg_attr_group;
+void xiw_dev_cfg_init(struct xiw_device *xdev);
+void xiw_dev_cfg_get(struct xiw_device *xdev, struct xiw_dev_cfg *cfg);
+void xiw_dev_cfg_policy(const struct xiw_dev_cfg *cfg, bool initiator,
+			struct xiw_mpa_policy *pol);
 
 #endif /* _XIW_H */

@@ -137,7 +137,8 @@ static const char * const xiw_cep_state_names[XIW_CEP_NUM_STATES] = {
  * @timer: connect, MPA and drain timeouts
  * @deadline: when the armed timeout expires (a timer run that finds it in
  *	the future is stale and does nothing)
- * @policy: MPA policy of this connection: the device's, with the ULP's
+ * @cfg: the device's settings when the endpoint was created
+ * @policy: MPA policy of this connection: from @cfg, with the ULP's
  *	IRD/ORD and, for a retry, revision 1
  * @peer: the peer's MPA frame (@peer.pdata points into @rx_buf)
  * @agreed: the negotiated parameters
@@ -184,6 +185,7 @@ struct xiw_cep {
 	struct delayed_work timer;
 	unsigned long deadline;
 
+	struct xiw_dev_cfg cfg;
 	struct xiw_mpa_policy policy;
 	struct xiw_mpa_frame peer;
 	struct xiw_mpa_params agreed;
@@ -249,7 +251,8 @@ static struct xiw_cep *xiw_cep_alloc(struct xiw_device *xdev)
 	INIT_LIST_HEAD(&cep->children);
 	INIT_WORK(&cep->work, xiw_cep_work_fn);
 	INIT_DELAYED_WORK(&cep->timer, xiw_cep_timer_fn);
-	cep->policy = xdev->mpa_policy;
+	xiw_dev_cfg_get(xdev, &cep->cfg);
+	xiw_dev_cfg_policy(&cep->cfg, false, &cep->policy);
 
 	spin_lock_irq(&xiw_cep_all_lock);
 	list_add_tail(&cep->all_entry, &xiw_cep_all);
@@ -913,10 +916,10 @@ static void xiw_cep_accept_conns(struct xiw_cep *lcep)
 			sock_release(nsock);
 			continue;
 		}
-		cep->policy = lcep->policy;
 		cep->state = XIW_CEP_AWAIT_REQ;
 		kernel_getpeername(nsock, (struct sockaddr *)&cep->peer_addr);
-		tcp_sock_set_nodelay(nsock->sk);
+		if (!cep->cfg.nagle)
+			tcp_sock_set_nodelay(nsock->sk);
 		/* The creator's reference goes to the listener's list. */
 		xiw_cep_get(lcep);
 		cep->listener = lcep;
@@ -959,7 +962,8 @@ static int xiw_cep_start_connect(struct xiw_cep *cep)
 		if (rv)
 			goto err_release;
 	}
-	tcp_sock_set_nodelay(sock->sk);
+	if (!cep->cfg.nagle)
+		tcp_sock_set_nodelay(sock->sk);
 	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
 	if (rv)
 		goto err_release;
@@ -1065,6 +1069,8 @@ static int xiw_cep_start_rdma(struct xiw_cep *cep)
 		.initiator = cep->active,
 		.stream_pos_tx = 0,	/* markers count from after MPA */
 		.stream_pos_rx = 0,
+		.tx_batch = cep->cfg.tx_batch,
+		.soft_rnr_ms = cep->cfg.soft_rnr_ms,
 		.cm_ops = &xiw_cm_conn_ops,
 		.cm_ctx = cep,
 	};
@@ -1342,7 +1348,7 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *params)
 	mutex_lock(&cep->mutex);
 	cep->active = true;
 	cep->qp = qp;
-	cep->policy.p2p = xdev->mpa_p2p_initiator;
+	xiw_dev_cfg_policy(&cep->cfg, true, &cep->policy);
 	cep->policy.ird = params->ird;
 	cep->policy.ord = params->ord;
 	if (params->private_data_len)
@@ -1667,134 +1673,8 @@ struct ib_qp *xiw_get_base_qp(struct ib_device *ibdev, int qpn)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Module and device set-up                                               */
+/* Module set-up                                                          */
 /* ---------------------------------------------------------------------- */
-
-/*
- * Module parameters: the MPA policy of devices created after they are set.
- * Runtime, per-device configuration goes beyond these defaults.
- */
-struct xiw_enum_param {
-	int value;
-	const char * const *names;
-	unsigned int count;
-	const char *what;
-};
-
-static const char * const xiw_crc_names[] = {
-	[XIW_MPA_CRC_OFF] = "off",
-	[XIW_MPA_CRC_PREFER] = "prefer",
-	[XIW_MPA_CRC_REQUIRE] = "require",
-	[XIW_MPA_CRC_STRICT] = "strict",
-};
-
-static const char * const xiw_marker_names[] = {
-	[XIW_MPA_MARKERS_OFF] = "off",
-	[XIW_MPA_MARKERS_PREFER] = "prefer",
-	[XIW_MPA_MARKERS_REQUIRE] = "require",
-};
-
-/* Index i stands for the RTR type bit 1 << i (XIW_MPA_RTR_*). */
-static const char * const xiw_rtr_names[] = { "write", "read", "send" };
-
-static struct xiw_enum_param xiw_param_crc = {
-	XIW_MPA_CRC_OFF, xiw_crc_names, ARRAY_SIZE(xiw_crc_names), "mpa_crc"
-};
-static struct xiw_enum_param xiw_param_markers = {
-	XIW_MPA_MARKERS_OFF, xiw_marker_names, ARRAY_SIZE(xiw_marker_names),
-	"mpa_markers"
-};
-static struct xiw_enum_param xiw_param_rtr = {
-	0, xiw_rtr_names, ARRAY_SIZE(xiw_rtr_names), "mpa_p2p_rtr"
-};
-
-static int xiw_enum_param_set(const char *val, const struct kernel_param *kp)
-{
-	struct xiw_enum_param *ep = kp->arg;
-	int i = __sysfs_match_string(ep->names, ep->count, val);
-
-	if (i < 0) {
-		pr_warn_ratelimited("xiw: %s: invalid value\n", ep->what);
-		return -EINVAL;
-	}
-	WRITE_ONCE(ep->value, i);
-	return 0;
-}
-
-static int xiw_enum_param_get(char *buf, const struct kernel_param *kp)
-{
-	const struct xiw_enum_param *ep = kp->arg;
-
-	return sysfs_emit(buf, "%s\n", ep->names[READ_ONCE(ep->value)]);
-}
-
-static const struct kernel_param_ops xiw_enum_param_ops = {
-	.set = xiw_enum_param_set,
-	.get = xiw_enum_param_get,
-};
-
-module_param_cb(mpa_crc, &xiw_enum_param_ops, &xiw_param_crc, 0644);
-MODULE_PARM_DESC(mpa_crc,
-		 "MPA CRC policy of new devices: off (use CRC if the peer asks), prefer, require, strict (never CRC)");
-module_param_cb(mpa_markers, &xiw_enum_param_ops, &xiw_param_markers, 0644);
-MODULE_PARM_DESC(mpa_markers, "MPA marker policy of new devices: off, prefer, require");
-module_param_cb(mpa_p2p_rtr, &xiw_enum_param_ops, &xiw_param_rtr, 0644);
-MODULE_PARM_DESC(mpa_p2p_rtr,
-		 "RTR message new devices send as P2P initiator: write, read, send");
-
-static unsigned int xiw_param_rev = MPA_REV_2;
-static int xiw_rev_param_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int rev;
-
-	if (kstrtouint(val, 0, &rev) || (rev != MPA_REV_1 && rev != MPA_REV_2)) {
-		pr_warn_ratelimited("xiw: mpa_rev: must be 1 or 2\n");
-		return -EINVAL;
-	}
-	WRITE_ONCE(xiw_param_rev, rev);
-	return 0;
-}
-
-static const struct kernel_param_ops xiw_rev_param_ops = {
-	.set = xiw_rev_param_set,
-	.get = param_get_uint,
-};
-
-module_param_cb(mpa_rev, &xiw_rev_param_ops, &xiw_param_rev, 0644);
-MODULE_PARM_DESC(mpa_rev, "MPA revision new devices request: 1 or 2 (default 2)");
-
-static bool xiw_param_p2p;
-module_param_named(mpa_p2p, xiw_param_p2p, bool, 0644);
-MODULE_PARM_DESC(mpa_p2p, "New devices request peer-to-peer mode (RTR) as initiator");
-
-/**
- * xiw_cm_policy_init - the MPA defaults of a new device
- * @xdev: device
- *
- * Interoperates with the in-tree siw: revision 2 (rev 1 accepted; rev 1
- * retry as initiator), CRC when the peer asks, no markers, P2P accepted as
- * responder with Write or Read RTR but not requested as initiator, IRD and
- * ORD up to the device limits.
- */
-void xiw_cm_policy_init(struct xiw_device *xdev)
-{
-	struct xiw_mpa_policy *pol = &xdev->mpa_policy;
-
-	memset(pol, 0, sizeof(*pol));
-	pol->crc = READ_ONCE(xiw_param_crc.value);
-	pol->markers = READ_ONCE(xiw_param_markers.value);
-	pol->rev = READ_ONCE(xiw_param_rev);
-	/* P2P (RFC 6581) exists in revision 2 only. */
-	pol->p2p = pol->rev == MPA_REV_2;
-	/* As responder any of the three RTR types will do (RFC 6581). */
-	pol->rtr = XIW_MPA_RTR_ALL;
-	pol->ird = XIW_MAX_IRD_QP;
-	pol->ord = XIW_MAX_ORD_QP;
-	xdev->mpa_p2p_initiator = pol->p2p && READ_ONCE(xiw_param_p2p);
-	/* As initiator only the chosen RTR type is offered. */
-	if (xdev->mpa_p2p_initiator)
-		pol->rtr = 1U << READ_ONCE(xiw_param_rtr.value);
-}
 
 /**
  * xiw_cm_init - create the CM workqueue

@@ -24,7 +24,6 @@ int xiw_cm_init(void);
 void xiw_cm_exit(void);
 
 /* Per-device MPA defaults (xiw_main.c, at device creation). */
-void xiw_cm_policy_init(struct xiw_device *xdev);
 
 /* iw_cm device ops */
 int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *params);

@@ -18,7 +18,7 @@
 
 /* Transmit engines: per-CPU work, one QP's work never runs twice at once. */
 static struct workqueue_struct *xiw_tx_wq;
-/* Teardown, which may sleep (socket lock, CM hooks). */
+/* Teardown and soft-RNR retries, which may sleep (socket lock, CM hooks). */
 static struct workqueue_struct *xiw_close_wq;
 static atomic_t xiw_tx_next_cpu = ATOMIC_INIT(0);
 
@@ -93,6 +93,14 @@ static void xiw_conn_close_work(struct work_struct *work)
 	/* An RX pass in softirq holds the socket spinlock: wait it out. */
 	lock_sock(sk);
 	release_sock(sk);
+	cancel_delayed_work_sync(&conn->rnr_work);
+
+	/* The socket goes back to the CM: count its retransmissions. */
+	spin_lock_bh(&qp->xdev->conn_lock);
+	list_del_init(&conn->dev_entry);
+	atomic64_add(tcp_sk(sk)->total_retrans,
+		     &qp->xdev->stats.tcp_retrans);
+	spin_unlock_bh(&qp->xdev->conn_lock);
 
 	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
 	cancel_work_sync(&conn->tx_work);
@@ -247,8 +255,47 @@ static void xiw_conn_detach(struct xiw_qp *qp)
 	xiw_conn_free(conn);
 }
 
+/* A kernel consumer posted a receive: a held Send may go on now. */
+static void xiw_conn_rq_kick(struct xiw_qp *qp)
+{
+	struct xiw_conn *conn = READ_ONCE(qp->tctx);
+
+	if (conn && READ_ONCE(conn->rx_stalled))
+		mod_delayed_work(xiw_close_wq, &conn->rnr_work, 0);
+}
+
+/*
+ * Soft-RNR: retry the Send that holds the receive engine, and read the
+ * socket again once it has a receive.  Under the socket lock, which keeps
+ * the softirq receive path out (it backlogs instead).
+ */
+static void xiw_conn_rnr_work(struct work_struct *work)
+{
+	struct xiw_conn *conn =
+		container_of(to_delayed_work(work), struct xiw_conn, rnr_work);
+	struct sock *sk = conn->sock->sk;
+
+	lock_sock(sk);
+	if (xiw_qp_rx_resume(conn))
+		xiw_conn_data_ready(sk);
+	release_sock(sk);
+}
+
+/**
+ * xiw_conn_rnr_hold - schedule the next soft-RNR retry
+ * @conn: the connection, its receive engine stalled
+ *
+ * Any context.
+ */
+void xiw_conn_rnr_hold(struct xiw_conn *conn)
+{
+	queue_delayed_work(xiw_close_wq, &conn->rnr_work,
+			   max(msecs_to_jiffies(1), 1UL));
+}
+
 static const struct xiw_qp_transport_ops xiw_tcp_transport_ops = {
 	.sq_kick = xiw_conn_sq_kick,
+	.rq_kick = xiw_conn_rq_kick,
 	.state_change = xiw_conn_state_change,
 	.flush = xiw_conn_flush,
 	.detach = xiw_conn_detach,
@@ -307,6 +354,10 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	mutex_init(&conn->tx_mutex);
 	INIT_WORK(&conn->tx_work, xiw_qp_tx_work);
 	INIT_WORK(&conn->close_work, xiw_conn_close_work);
+	INIT_DELAYED_WORK(&conn->rnr_work, xiw_conn_rnr_work);
+	INIT_LIST_HEAD(&conn->dev_entry);
+	conn->tx_batch = max_t(u32, args->tx_batch, 1);
+	conn->rnr_ms = args->soft_rnr_ms;
 	conn->tx_msn[RDMAP_QN_SEND] = 1;
 	conn->tx_msn[RDMAP_QN_READ_REQ] = 1;
 	conn->tx_msn[RDMAP_QN_TERMINATE] = 1;
@@ -344,6 +395,10 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	sk->sk_write_space = xiw_conn_write_space;
 	sku->conn = conn;
 	write_unlock_bh(&sk->sk_callback_lock);
+
+	spin_lock_bh(&qp->xdev->conn_lock);
+	list_add_tail(&conn->dev_entry, &qp->xdev->conn_list);
+	spin_unlock_bh(&qp->xdev->conn_lock);
 
 	/*
 	 * Data may have arrived behind the MPA frame already; tcp_read_sock()
@@ -385,6 +440,28 @@ void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 		xiw_conn_schedule_close(conn, !!err);
 	else
 		xiw_qp_modify(qp, XIW_QP_ERROR);
+}
+
+/**
+ * xiw_dev_tcp_retrans - TCP segments the device's connections retransmitted
+ * @xdev: device
+ *
+ * Those of closed connections, counted at teardown, and those of the
+ * connections up now, read from their sockets.  Any context.
+ *
+ * Return: the sum.
+ */
+u64 xiw_dev_tcp_retrans(struct xiw_device *xdev)
+{
+	struct xiw_conn *conn;
+	u64 n;
+
+	spin_lock_bh(&xdev->conn_lock);
+	n = atomic64_read(&xdev->stats.tcp_retrans);
+	list_for_each_entry(conn, &xdev->conn_list, dev_entry)
+		n += READ_ONCE(tcp_sk(conn->sock->sk)->total_retrans);
+	spin_unlock_bh(&xdev->conn_lock);
+	return n;
 }
 
 /**

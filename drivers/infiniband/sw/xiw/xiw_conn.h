@@ -67,6 +67,9 @@ struct xiw_conn_cm_ops {
  *	send; RFC 5044 counts marker positions from the first octet after
  *	the MPA Request/Reply, so this is 0
  * @stream_pos_rx: the same for the first FPDU we receive, also 0
+ * @tx_batch: most FPDUs the transmit engine hands TCP in one call
+ * @soft_rnr_ms: how long a Send without a posted receive may hold the
+ *	receive engine (0: TERMINATE at once)
  * @cm_ops: CM hooks
  * @cm_ctx: argument of the CM hooks (the endpoint)
  */
@@ -76,6 +79,8 @@ struct xiw_conn_start_args {
 	bool initiator;
 	u32 stream_pos_tx;
 	u32 stream_pos_rx;
+	u32 tx_batch;
+	u32 soft_rnr_ms;
 	const struct xiw_conn_cm_ops *cm_ops;
 	void *cm_ctx;
 };
@@ -99,6 +104,8 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args);
  * context.
  */
 void xiw_conn_llp_down(struct xiw_qp *qp, int err);
+
+u64 xiw_dev_tcp_retrans(struct xiw_device *xdev);
 
 /* Module init and exit: the data path's workqueues. */
 int xiw_conn_init(void);

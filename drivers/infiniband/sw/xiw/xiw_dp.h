@@ -171,6 +171,9 @@ struct xiw_tx_pq {
  *	doorbell of a user QP running it in the caller's context; guards the
  *	transmit state below
  * @close_work: teardown, ends in @cm_ops->llp_close
+ * @dev_entry: entry in the device's @conn_list, from xiw_conn_start()
+ *	until teardown gives the socket back
+ * @rnr_work: soft-RNR: retries the Send that holds the receive engine
  *
  * @lock: guards @orq*, @irq*, @term_*, @rtr_*, the ownership of @tx_sqe
  *	(@tx_sqe_active, @tx_pend) and of the receive contexts' RQEs, and
@@ -218,6 +221,7 @@ struct xiw_tx_pq {
  * @tx_imm: the Immediate Data message of a WRITE_WITH_IMM @tx_sqe is next
  * @tx_atomic_id: Request Identifier of our next Atomic Request
  * @tx_msn: next MSN per untagged queue we send on (QN 0 to 3)
+ * @tx_batch: most FPDUs handed to TCP in one call (device setting)
  *
  * Receive state, used under the socket lock by the data_ready path:
  * @rx: deframer
@@ -225,6 +229,13 @@ struct xiw_tx_pq {
  * @rx_term_msn: next expected MSN of the Terminate queue
  * @rx_atomic_msn: next expected MSN of the Atomic Response queue
  * @rx_term_body: body of a TERMINATE being received
+ * @rx_unused: octets of the stream piece being fed that the deframer did
+ *	not take because the engine stalled
+ * @rx_stalled: soft-RNR: a Send found no posted receive; the deframer
+ *	holds its header and the socket is not read until @rnr_work lets
+ *	it go on (written under the socket lock, read anywhere)
+ * @rnr_ms: soft-RNR wait allowed (device setting), 0: none
+ * @rnr_deadline: jiffies when the current stall turns into a TERMINATE
  */
 struct xiw_conn {
 	struct xiw_qp *qp;
@@ -243,6 +254,8 @@ struct xiw_conn {
 	struct work_struct tx_work;
 	struct mutex tx_mutex;
 	struct work_struct close_work;
+	struct list_head dev_entry;
+	struct delayed_work rnr_work;
 
 	spinlock_t lock;
 	struct xiw_orq_entry *orq;
@@ -283,16 +296,22 @@ struct xiw_conn {
 	bool tx_imm;
 	u32 tx_atomic_id;
 	u32 tx_msn[4];
+	u32 tx_batch;
 
 	struct xiw_rx rx;
 	struct xiw_rx_untagged rx_ut[2];
 	u32 rx_term_msn;
 	u32 rx_atomic_msn;
 	u8 rx_term_body[RDMAP_TERM_MAX_LEN];
+	u32 rx_unused;
+	bool rx_stalled;
+	u32 rnr_ms;
+	unsigned long rnr_deadline;
 };
 
 /* xiw_conn.c */
 void xiw_conn_kick_tx(struct xiw_conn *conn);
+void xiw_conn_rnr_hold(struct xiw_conn *conn);
 void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
 		   const u8 *hdr, size_t hdr_len);
 
@@ -313,6 +332,7 @@ size_t xiw_skb_walk(struct sk_buff *skb, unsigned int off, size_t len,
 int xiw_qp_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
 		    unsigned int off, size_t len);
 void xiw_qp_rx_flush(struct xiw_conn *conn);
+bool xiw_qp_rx_resume(struct xiw_conn *conn);
 void xiw_qp_rx_release(struct xiw_conn *conn);
 
 #endif /* _XIW_DP_H */

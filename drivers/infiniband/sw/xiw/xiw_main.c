@@ -77,6 +77,7 @@ static const struct ib_device_ops xiw_device_ops = {
 	.destroy_cq = xiw_destroy_cq,
 	.destroy_qp = xiw_destroy_qp,
 	.destroy_srq = xiw_destroy_srq,
+	.device_group = &xiw_cfg_attr_group,
 	.fill_res_cq_entry = xiw_fill_res_cq_entry,
 	.fill_res_mr_entry = xiw_fill_res_mr_entry,
 	.fill_res_qp_entry = xiw_fill_res_qp_entry,
@@ -211,7 +212,9 @@ static struct xiw_device *xiw_dev_alloc(struct net_device *ndev)
 	 * DMA device).
 	 */
 	ibdev->dev.parent = ndev->dev.parent;
-	xiw_cm_policy_init(xdev);
+	xiw_dev_cfg_init(xdev);
+	spin_lock_init(&xdev->conn_lock);
+	INIT_LIST_HEAD(&xdev->conn_list);
 	xiw_dev_set_hwaddr(xdev, ndev);
 	return xdev;
 }

@@ -1303,6 +1303,12 @@ int xiw_post_recv(struct ib_qp *base_qp, const struct ib_recv_wr *wr,
 		atomic64_inc(&qp->stats.rq_posted);
 	}
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	if (READ_ONCE(qp->state) == XIW_QP_RTS) {
+		const struct xiw_qp_transport_ops *tops = READ_ONCE(qp->tops);
+
+		if (tops && tops->rq_kick)
+			tops->rq_kick(qp);
+	}
 	if (rv)
 		*bad_wr = wr;
 	return rv;

@@ -656,21 +656,80 @@ static enum xiw_proto_err xiw_rx_end(struct xiw_conn *conn)
 	return err;
 }
 
-/* Feed @len stream octets at @p through the deframer. */
-static void xiw_rx_feed(struct xiw_conn *conn, const u8 *p, size_t len)
+/*
+ * Soft-RNR.  A Send carrying the next expected MSN found no posted receive
+ * (only a Send header gets XIW_ERR_DDP_UT_MSN_NOBUF from xiw_rx_hdr()).
+ * With the device's soft_rnr_ms set, the receive engine holds instead of
+ * sending the TERMINATE: the deframer keeps the header, the socket is not
+ * read (TCP's window then closes on the peer) and the retry work runs the
+ * header again about every millisecond, or at once when a kernel consumer
+ * posts a receive.  Nothing different reaches the wire; when the time is
+ * up the TERMINATE goes out as without the wait.  true: hold.
+ */
+static bool xiw_rx_rnr_hold(struct xiw_conn *conn)
 {
+	struct xiw_device *xdev = conn->qp->xdev;
+
+	if (!conn->rnr_ms)
+		return false;
+	if (!conn->rx_stalled) {
+		conn->rnr_deadline = jiffies + msecs_to_jiffies(conn->rnr_ms);
+		WRITE_ONCE(conn->rx_stalled, true);
+		atomic64_inc(&xdev->stats.soft_rnr_stalls);
+	} else if (time_after_eq(jiffies, conn->rnr_deadline)) {
+		WRITE_ONCE(conn->rx_stalled, false);
+		atomic64_inc(&xdev->stats.soft_rnr_timeouts);
+		return false;
+	}
+	xiw_conn_rnr_hold(conn);
+	return true;
+}
+
+/**
+ * xiw_qp_rx_resume - retry the Send that holds the receive engine
+ * @conn: the connection; the caller holds the socket lock
+ *
+ * Return: true when the engine may read the socket again.
+ */
+bool xiw_qp_rx_resume(struct xiw_conn *conn)
+{
+	enum xiw_proto_err err;
+
+	if (test_bit(XIW_CONN_RX_DEAD, &conn->flags) || !conn->rx_stalled)
+		return false;
+	err = xiw_rx_hdr(conn);
+	if (err == XIW_ERR_DDP_UT_MSN_NOBUF && xiw_rx_rnr_hold(conn))
+		return false;
+	WRITE_ONCE(conn->rx_stalled, false);
+	if (err) {
+		xiw_rx_fail(conn, err);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Feed @len stream octets at @p through the deframer.  Return: the octets
+ * it took: all of them, unless the engine stalled (soft-RNR).
+ */
+static size_t xiw_rx_feed(struct xiw_conn *conn, const u8 *p, size_t len)
+{
+	size_t left = len, used;
 	struct xiw_rx_event ev;
 	enum xiw_proto_err err;
-	size_t used;
 
-	while (len && !test_bit(XIW_CONN_RX_DEAD, &conn->flags)) {
-		err = xiw_rx_step(&conn->rx, p, len, &used, &ev);
+	while (left && !conn->rx_stalled &&
+	       !test_bit(XIW_CONN_RX_DEAD, &conn->flags)) {
+		err = xiw_rx_step(&conn->rx, p, left, &used, &ev);
 		p += used;
-		len -= used;
+		left -= used;
 		if (!err) {
 			switch (ev.type) {
 			case XIW_RX_EV_HDR:
 				err = xiw_rx_hdr(conn);
+				if (err == XIW_ERR_DDP_UT_MSN_NOBUF &&
+				    xiw_rx_rnr_hold(conn))
+					return len - left;
 				break;
 			case XIW_RX_EV_DATA:
 				err = xiw_rx_data(conn, ev.data, ev.len,
@@ -688,9 +747,10 @@ static void xiw_rx_feed(struct xiw_conn *conn, const u8 *p, size_t len)
 			if (err == XIW_ERR_MPA_CRC)
 				atomic64_inc(&conn->qp->xdev->stats.rx_crc_errors);
 			xiw_rx_fail(conn, err);
-			return;
+			return len;
 		}
 	}
+	return len - left;
 }
 
 /**
@@ -737,8 +797,8 @@ static bool xiw_rx_feed_piece(void *priv, const u8 *p, unsigned int n)
 {
 	struct xiw_conn *conn = priv;
 
-	xiw_rx_feed(conn, p, n);
-	return !test_bit(XIW_CONN_RX_DEAD, &conn->flags);
+	conn->rx_unused = n - xiw_rx_feed(conn, p, n);
+	return !conn->rx_stalled && !test_bit(XIW_CONN_RX_DEAD, &conn->flags);
 }
 
 /**
@@ -748,17 +808,25 @@ static bool xiw_rx_feed_piece(void *priv, const u8 *p, unsigned int n)
  * @off: offset of the new data in @skb
  * @len: octets of new data
  *
- * Return: octets consumed, always @len: what follows an error is dropped.
+ * Return: octets consumed: @len (what follows an error is dropped), or
+ * fewer when a Send without a receive holds the engine (soft-RNR); 0 while
+ * it is held, which ends tcp_read_sock() and leaves the rest queued.
  */
 int xiw_qp_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
 		    unsigned int off, size_t len)
 {
 	struct xiw_conn *conn = rd->arg.data;
+	size_t done;
 
-	if (!test_bit(XIW_CONN_RX_DEAD, &conn->flags)) {
-		atomic64_add(len, &conn->qp->xdev->stats.rx_bytes);
-		xiw_skb_walk(skb, off, len, xiw_rx_feed_piece, conn);
-	}
+	if (test_bit(XIW_CONN_RX_DEAD, &conn->flags))
+		return len;
+	if (conn->rx_stalled)
+		return 0;
+	conn->rx_unused = 0;
+	done = xiw_skb_walk(skb, off, len, xiw_rx_feed_piece, conn);
+	if (conn->rx_stalled && !test_bit(XIW_CONN_RX_DEAD, &conn->flags))
+		len = done - conn->rx_unused;
+	atomic64_add(len, &conn->qp->xdev->stats.rx_bytes);
 	return len;
 }
 

@@ -30,9 +30,6 @@
 /* FPDUs built per run before the work item yields the CPU. */
 #define XIW_TX_BUDGET		64
 
-/* Most FPDUs handed to TCP in one call. */
-#define XIW_TX_BATCH		32
-
 /* Hand @buf[*off..len) to TCP; -EAGAIN when the socket is full. */
 static int xiw_tx_push_kvec(struct xiw_conn *conn, u8 *buf, size_t *off,
 			    size_t len, bool more)
@@ -1057,7 +1054,7 @@ static bool xiw_tx_batch_more(struct xiw_conn *conn, u32 *batch)
 	if (conn->tx_zc_n || READ_ONCE(conn->term_pending) ||
 	    conn->tx_last_len >= XIW_TX_ZC_MIN ||
 	    XIW_TX_BUF_LEN - conn->tx_len < conn->tx_last_len + 256 ||
-	    ++*batch >= XIW_TX_BATCH) {
+	    ++*batch >= conn->tx_batch) {
 		*batch = 0;
 		return false;
 	}

@@ -16,6 +16,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "xiw.h"
+#include "xiw_conn.h"
 #include "xiw_verbs.h"
 
 /**
@@ -82,6 +83,9 @@ enum xiw_hw_stat {
 	XIW_HW_TERM_RECV = XIW_HW_TERM_SENT + XIW_TERM_LAYERS,
 	XIW_HW_MPA_REJ_SENT = XIW_HW_TERM_RECV + XIW_TERM_LAYERS,
 	XIW_HW_MPA_REJ_RECV,
+	XIW_HW_TCP_RETRANS,
+	XIW_HW_SOFT_RNR_STALLS,
+	XIW_HW_SOFT_RNR_TIMEOUTS,
 	XIW_NUM_HW_STATS
 };
 
@@ -101,6 +105,9 @@ static const struct rdma_stat_desc xiw_hw_stat_descs[XIW_NUM_HW_STATS] = {
 	[XIW_HW_TERM_RECV + 2] = { .name = "term_recv_mpa" },
 	[XIW_HW_MPA_REJ_SENT] = { .name = "mpa_rejects_sent" },
 	[XIW_HW_MPA_REJ_RECV] = { .name = "mpa_rejects_recv" },
+	[XIW_HW_TCP_RETRANS] = { .name = "tcp_retransmits" },
+	[XIW_HW_SOFT_RNR_STALLS] = { .name = "soft_rnr_stalls" },
+	[XIW_HW_SOFT_RNR_TIMEOUTS] = { .name = "soft_rnr_timeouts" },
 };
 
 /**
@@ -152,6 +159,11 @@ int xiw_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		atomic64_read(&xdev->stats.mpa_rej_sent);
 	stats->value[XIW_HW_MPA_REJ_RECV] =
 		atomic64_read(&xdev->stats.mpa_rej_recv);
+	stats->value[XIW_HW_TCP_RETRANS] = xiw_dev_tcp_retrans(xdev);
+	stats->value[XIW_HW_SOFT_RNR_STALLS] =
+		atomic64_read(&xdev->stats.soft_rnr_stalls);
+	stats->value[XIW_HW_SOFT_RNR_TIMEOUTS] =
+		atomic64_read(&xdev->stats.soft_rnr_timeouts);
 	return XIW_NUM_HW_STATS;
 }
 
