@@ -33,9 +33,11 @@ module:
 	$(DRV)/compat/gen-compat.sh $(KDIR) $(CURDIR)/$(DRV)/compat/generated/xiw_compat_autoconf.h
 	$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_XIW=m modules
 
+# INSTALL_MOD_PATH=DIR installs under DIR (a staging root) and runs depmod there.
 install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_XIW=m INSTALL_MOD_DIR=updates modules_install
-	depmod -a $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null || uname -r)
+	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) -a \
+		$(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null || uname -r)
 
 modules:
 	tests/vm/build-module $(KVER) >/dev/null

@@ -19,6 +19,7 @@
 
 #include <rdma/xiw-abi.h>
 
+#include "xiw_offload.h"
 #include "xiw_proto.h"
 
 #define XIW_DRV_NAME		"xiw"
@@ -93,6 +94,7 @@ struct xiw_qp;
  * @nagle: leave Nagle's algorithm on (no TCP_NODELAY)
  * @soft_rnr_ms: how long a Send without a posted receive may hold the
  *	receive engine before the TERMINATE; 0: TERMINATE at once
+ * @offload: name of the offload backend (xiw_offload.h)
  */
 struct xiw_dev_cfg {
 	u8 mpa_rev;
@@ -103,6 +105,7 @@ struct xiw_dev_cfg {
 	u8 tx_batch;
 	bool nagle;
 	u16 soft_rnr_ms;
+	char offload[XIW_OFFLOAD_NAME_MAX];
 };
 
 /**

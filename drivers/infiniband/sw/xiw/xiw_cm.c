@@ -34,13 +34,11 @@
 #include <linux/jiffies.h>
 #include <linux/kref.h>
 #include <linux/list.h>
-#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/net.h>
 #include <linux/slab.h>
 #include <linux/socket.h>
 #include <linux/spinlock.h>
-#include <linux/sysfs.h>
 #include <linux/tcp.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -55,6 +53,7 @@
 #include "xiw_cm.h"
 #include "xiw_conn.h"
 #include "xiw_proto.h"
+#include "xiw_trace.h"
 
 #define XIW_MPA_FRAME_MAX	(MPA_RR_HDR_LEN + MPA_MAX_PD_LEN)
 
@@ -124,6 +123,8 @@ static const char * const xiw_cep_state_names[XIW_CEP_NUM_STATES] = {
  * @saved_data_ready: likewise
  * @saved_error_report: likewise
  * @peer_addr: the peer's address, for log lines
+ * @ulp_key: the context of @cm_id, which rdma_cm sets to its own id:
+ *	matched against rdma_cm ids for restrack, never dereferenced
  * @cm_id: iw_cm id with a reference (add_ref), NULL when none is owed
  *	further events
  * @qp: QP with a reference (xiw_qp_get), from connect/accept to close
@@ -173,6 +174,7 @@ struct xiw_cep {
 	struct sockaddr_storage peer_addr;
 
 	struct iw_cm_id *cm_id;
+	const void *ulp_key;
 	struct xiw_qp *qp;
 
 	struct xiw_cep *listener;
@@ -622,6 +624,9 @@ static void xiw_cep_send_term(struct xiw_cep *cep, enum xiw_proto_err err,
 		xiw_dbg_cep(cep, "TERMINATE not sent\n");
 	else if (cep->xdev)
 		xiw_count_term(cep->xdev, term.ctrl.code.layer, true);
+	trace_xiw_term(cep->qp ? xiw_qp_id(cep->qp) : 0, true,
+		       term.ctrl.code.layer, term.ctrl.code.etype,
+		       term.ctrl.code.ecode);
 }
 
 /* Errors RFC 6581 reports with a TERMINATE as well as the MPA reject. */
@@ -680,6 +685,7 @@ static int xiw_cep_upcall(struct xiw_cep *cep, struct iw_cm_id *id,
 		break;
 	}
 	xiw_dbg_cep(cep, "upcall event %d status %d\n", type, status);
+	trace_xiw_cm_event(cep->ibname, cep->id, type, status);
 	return id->event_handler(id, &ev);
 }
 
@@ -691,6 +697,7 @@ static void xiw_cep_drop_cm_id(struct xiw_cep *cep)
 	if (!id)
 		return;
 	cep->cm_id = NULL;
+	WRITE_ONCE(cep->ulp_key, NULL);
 	id->rem_ref(id);
 }
 
@@ -1071,6 +1078,7 @@ static int xiw_cep_start_rdma(struct xiw_cep *cep)
 		.stream_pos_rx = 0,
 		.tx_batch = cep->cfg.tx_batch,
 		.soft_rnr_ms = cep->cfg.soft_rnr_ms,
+		.offload = cep->cfg.offload,
 		.cm_ops = &xiw_cm_conn_ops,
 		.cm_ctx = cep,
 	};
@@ -1358,6 +1366,7 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *params)
 	memcpy(&cep->peer_addr, &id->m_remote_addr, sizeof(cep->peer_addr));
 	id->add_ref(id);
 	cep->cm_id = id;
+	WRITE_ONCE(cep->ulp_key, id->context);
 	id->provider_data = cep;
 
 	rv = xiw_cep_start_connect(cep);
@@ -1445,6 +1454,7 @@ int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *params)
 
 	id->add_ref(id);
 	cep->cm_id = id;
+	WRITE_ONCE(cep->ulp_key, id->context);
 	rv = xiw_cep_start_rdma(cep);
 	if (rv) {
 		xiw_dbg_cep(cep, "data path did not start: %d\n", rv);
@@ -1567,6 +1577,7 @@ int xiw_create_listen(struct iw_cm_id *id, int backlog)
 	/* The creator's reference is the iw_cm id's until destroy_listen. */
 	id->add_ref(id);
 	cep->cm_id = id;
+	WRITE_ONCE(cep->ulp_key, id->context);
 	id->provider_data = cep;
 	xiw_cep_sock_attach(cep, sock, NULL);
 	/* Connections that completed before our callback was in. */
@@ -1675,6 +1686,86 @@ struct ib_qp *xiw_get_base_qp(struct ib_device *ibdev, int qpn)
 /* ---------------------------------------------------------------------- */
 /* Module set-up                                                          */
 /* ---------------------------------------------------------------------- */
+
+static const char * const xiw_rtr_name[] = {
+	[XIW_MPA_RTR_WRITE] = "write",
+	[XIW_MPA_RTR_READ] = "read",
+	[XIW_MPA_RTR_SEND] = "send",
+};
+
+/**
+ * xiw_mpa_fill_res - the agreed MPA parameters as restrack driver details
+ * @msg: netlink message, inside the driver nest
+ * @mpa: the parameters
+ *
+ * Return: 0 or -EMSGSIZE.
+ */
+int xiw_mpa_fill_res(struct sk_buff *msg, const struct xiw_mpa_params *mpa)
+{
+	const char *rtr = mpa->p2p && mpa->rtr < ARRAY_SIZE(xiw_rtr_name) &&
+			  xiw_rtr_name[mpa->rtr] ? xiw_rtr_name[mpa->rtr] : "none";
+
+	if (rdma_nl_put_driver_u32(msg, "mpa_rev", mpa->rev) ||
+	    rdma_nl_put_driver_u32(msg, "mpa_crc", mpa->crc) ||
+	    rdma_nl_put_driver_u32(msg, "mpa_markers_tx", mpa->markers_tx) ||
+	    rdma_nl_put_driver_u32(msg, "mpa_markers_rx", mpa->markers_rx) ||
+	    rdma_nl_put_driver_u32(msg, "mpa_enhanced", mpa->enhanced) ||
+	    rdma_nl_put_driver_string(msg, "mpa_p2p_rtr", rtr))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/**
+ * xiw_fill_res_cm_id_entry - driver details for `rdma res show cm_id -dd`
+ * @msg: netlink message
+ * @id: an rdma_cm id bound to an xiw device
+ *
+ * rdma_cm makes itself the context of the iw_cm ids it creates, and its
+ * rdma_cm_id is the first member of that context: the endpoints whose
+ * iw_cm id has @id as context are @id's.  Details of the endpoint: its
+ * number, CM state, role and, once negotiated, the MPA parameters.
+ *
+ * Return: 0 or -EMSGSIZE.
+ */
+int xiw_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *id)
+{
+	struct nlattr *nest;
+	struct xiw_cep *cep;
+	int rv = 0;
+
+	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	spin_lock_irq(&xiw_cep_all_lock);
+	list_for_each_entry(cep, &xiw_cep_all, all_entry) {
+		enum xiw_cep_state state = READ_ONCE(cep->state);
+
+		if (READ_ONCE(cep->ulp_key) != (void *)id)
+			continue;
+		if (rdma_nl_put_driver_u32(msg, "cep", cep->id) ||
+		    rdma_nl_put_driver_string(msg, "cep_state",
+					      xiw_cep_state_name(state)) ||
+		    rdma_nl_put_driver_string(msg, "cep_role",
+					      state == XIW_CEP_LISTEN ? "listener" :
+					      cep->active ? "active" : "passive")) {
+			rv = -EMSGSIZE;
+			break;
+		}
+		if (state == XIW_CEP_RDMA &&
+		    xiw_mpa_fill_res(msg, &cep->agreed)) {
+			rv = -EMSGSIZE;
+			break;
+		}
+		break;
+	}
+	spin_unlock_irq(&xiw_cep_all_lock);
+	if (rv) {
+		nla_nest_cancel(msg, nest);
+		return rv;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
 
 /**
  * xiw_cm_init - create the CM workqueue

@@ -23,8 +23,6 @@
 int xiw_cm_init(void);
 void xiw_cm_exit(void);
 
-/* Per-device MPA defaults (xiw_main.c, at device creation). */
-
 /* iw_cm device ops */
 int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *params);
 int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *params);
@@ -34,5 +32,10 @@ int xiw_destroy_listen(struct iw_cm_id *id);
 void xiw_qp_add_ref(struct ib_qp *base_qp);
 void xiw_qp_rem_ref(struct ib_qp *base_qp);
 struct ib_qp *xiw_get_base_qp(struct ib_device *ibdev, int qpn);
+
+/* restrack details */
+struct rdma_cm_id;
+int xiw_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *id);
+int xiw_mpa_fill_res(struct sk_buff *msg, const struct xiw_mpa_params *mpa);
 
 #endif /* _XIW_CM_H */

@@ -24,6 +24,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "xiw.h"
+#include "xiw_offload.h"
 
 /* Most FPDUs the transmit engine gathers into one hand-off to TCP. */
 #define XIW_TX_BATCH_MAX	64
@@ -108,6 +109,7 @@ static struct xiw_dev_cfg xiw_cfg_defaults = {
 	.tx_batch = XIW_TX_BATCH_DEFAULT,
 	.nagle = false,
 	.soft_rnr_ms = 0,
+	.offload = "software",
 };
 
 static unsigned int xiw_knob_load(const struct xiw_dev_cfg *cfg,
@@ -382,6 +384,39 @@ XIW_KNOB_ATTR(tx_batch, XIW_KNOB_TX_BATCH);
 XIW_KNOB_ATTR(nagle, XIW_KNOB_NAGLE);
 XIW_KNOB_ATTR(soft_rnr_ms, XIW_KNOB_SOFT_RNR_MS);
 
+static ssize_t offload_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	struct xiw_device *xdev = xiw_attr_dev(dev);
+	char name[sizeof(xdev->cfg.offload)];
+
+	spin_lock_bh(&xdev->cfg_lock);
+	strscpy(name, xdev->cfg.offload, sizeof(name));
+	spin_unlock_bh(&xdev->cfg_lock);
+	return sysfs_emit(buf, "%s\n", name);
+}
+
+/* The name of a registered offload backend (xiw_offload.c). */
+static ssize_t offload_store(struct device *dev, struct device_attribute *attr,
+			     const char *buf, size_t count)
+{
+	struct xiw_device *xdev = xiw_attr_dev(dev);
+	char name[sizeof(xdev->cfg.offload)];
+
+	if (count >= sizeof(name) + 1 ||
+	    strscpy(name, buf, sizeof(name)) < 0 ||
+	    !*strim(name) || !xiw_offload_exists(strim(name))) {
+		pr_warn_ratelimited("xiw: %s: offload: invalid value, expected the name of a registered backend\n",
+				    dev_name(&xdev->base_dev.dev));
+		return -EINVAL;
+	}
+	spin_lock_bh(&xdev->cfg_lock);
+	strscpy(xdev->cfg.offload, strim(name), sizeof(xdev->cfg.offload));
+	spin_unlock_bh(&xdev->cfg_lock);
+	return count;
+}
+static DEVICE_ATTR_RW(offload);
+
 static struct attribute *xiw_cfg_attrs[] = {
 	&dev_attr_mpa_rev.attr,
 	&dev_attr_mpa_crc.attr,
@@ -391,6 +426,7 @@ static struct attribute *xiw_cfg_attrs[] = {
 	&dev_attr_tx_batch.attr,
 	&dev_attr_nagle.attr,
 	&dev_attr_soft_rnr_ms.attr,
+	&dev_attr_offload.attr,
 	NULL
 };
 

@@ -12,8 +12,10 @@
 #include <linux/workqueue.h>
 #include <net/sock.h>
 #include <net/tcp.h>
+#include <rdma/rdma_netlink.h>
 
 #include "xiw.h"
+#include "xiw_cm.h"
 #include "xiw_dp.h"
 
 /* Transmit engines: per-CPU work, one QP's work never runs twice at once. */
@@ -40,6 +42,68 @@ static struct xiw_conn *xiw_sk_conn(struct sock *sk)
 	struct xiw_sk_user *sku = sk->sk_user_data;
 
 	return sku ? sku->conn : NULL;
+}
+
+/* Give the connection back from its offload backend. */
+static void xiw_conn_offload_stop(struct xiw_conn *conn)
+{
+	if (conn->offload_started && conn->offload->conn_stop)
+		conn->offload->conn_stop(&conn->oc);
+	conn->offload_started = false;
+}
+
+/* The backend's CRC provider, in the proto core's shape. */
+static u32 xiw_conn_offload_crc(void *ctx, u32 crc, const u8 *p, size_t len)
+{
+	struct xiw_conn *conn = ctx;
+
+	return conn->offload->crc32c(&conn->oc, crc, p, len);
+}
+
+/*
+ * Offer the connection to the device's offload backend (transport
+ * hand-off); a backend that declines leaves it to software.  The hooks it
+ * has replace the software paths: CRC, FPDU size, batching, placement.
+ */
+static void xiw_conn_offload_start(struct xiw_conn *conn, const char *name)
+{
+	const struct xiw_offload_ops *ops = xiw_offload_get(name ?: "software");
+	struct xiw_device *xdev = conn->qp->xdev;
+	struct net_device *ndev;
+	int rv = 0;
+
+	conn->oc.ibdev = dev_name(&xdev->base_dev.dev);
+	conn->oc.qpn = xiw_qp_id(conn->qp);
+	conn->oc.mpa = &conn->mpa;
+	if (ops->conn_start) {
+		rcu_read_lock();
+		ndev = rcu_dereference(xdev->netdev);
+		if (ndev)
+			dev_hold(ndev);
+		rcu_read_unlock();
+		conn->oc.netdev = ndev;
+		rv = ndev ? ops->conn_start(&conn->oc) : -ENODEV;
+		conn->oc.netdev = NULL;
+		if (ndev)
+			dev_put(ndev);
+	}
+	if (rv) {
+		pr_info_ratelimited("xiw: %s: QP %u: offload backend %s declined (%d): software\n",
+				    conn->oc.ibdev, conn->oc.qpn, ops->name, rv);
+		xiw_offload_put(ops);
+		ops = xiw_offload_get("software");
+	}
+	conn->offload = ops;
+	conn->offload_started = ops->conn_start && !rv;
+	if (ops->crc32c) {
+		conn->tx.crc_fn = xiw_conn_offload_crc;
+		conn->tx.crc_ctx = conn;
+		conn->rx.crc_fn = xiw_conn_offload_crc;
+		conn->rx.crc_ctx = conn;
+	}
+	if (ops->tx_batch)
+		conn->tx_batch = max_t(u32, ops->tx_batch(&conn->oc,
+							  conn->tx_batch), 1);
 }
 
 static void xiw_conn_data_ready(struct sock *sk)
@@ -108,6 +172,7 @@ static void xiw_conn_close_work(struct work_struct *work)
 	mutex_lock(&conn->tx_mutex);
 	mutex_unlock(&conn->tx_mutex);
 
+	xiw_conn_offload_stop(conn);
 	abrupt = test_bit(XIW_CONN_ABRUPT, &conn->flags);
 	conn->cm_ops->llp_close(conn->cm_ctx, abrupt);
 
@@ -234,6 +299,9 @@ static void xiw_conn_flush(struct xiw_qp *qp)
 
 static void xiw_conn_free(struct xiw_conn *conn)
 {
+	xiw_conn_offload_stop(conn);
+	if (conn->offload)
+		xiw_offload_put(conn->offload);
 	xiw_tx_pq_detach(conn);
 	kvfree(conn->tx_payload);
 	kvfree(conn->tx_buf);
@@ -372,6 +440,7 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 		    args->stream_pos_tx);
 	xiw_rx_init(&conn->rx, args->mpa.crc, args->mpa.markers_rx,
 		    args->stream_pos_rx, 0);
+	xiw_conn_offload_start(conn, args->offload);
 
 	rv = -ENOMEM;
 	conn->orq = kcalloc(ord, sizeof(*conn->orq), GFP_KERNEL);
@@ -440,6 +509,66 @@ void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 		xiw_conn_schedule_close(conn, !!err);
 	else
 		xiw_qp_modify(qp, XIW_QP_ERROR);
+}
+
+static const char *xiw_tcp_state_name(int state)
+{
+	static const char * const names[] = {
+		[TCP_ESTABLISHED] = "ESTABLISHED",
+		[TCP_SYN_SENT] = "SYN_SENT",
+		[TCP_SYN_RECV] = "SYN_RECV",
+		[TCP_FIN_WAIT1] = "FIN_WAIT1",
+		[TCP_FIN_WAIT2] = "FIN_WAIT2",
+		[TCP_TIME_WAIT] = "TIME_WAIT",
+		[TCP_CLOSE] = "CLOSE",
+		[TCP_CLOSE_WAIT] = "CLOSE_WAIT",
+		[TCP_LAST_ACK] = "LAST_ACK",
+		[TCP_LISTEN] = "LISTEN",
+		[TCP_CLOSING] = "CLOSING",
+	};
+
+	return state >= 0 && state < ARRAY_SIZE(names) && names[state] ?
+	       names[state] : "?";
+}
+
+/**
+ * xiw_conn_fill_res - the connection of a QP as restrack driver details
+ * @msg: netlink message, inside the driver nest
+ * @qp: the QP
+ *
+ * The TCP state, ports and retransmissions of the socket, the agreed MPA
+ * parameters and the data path settings; nothing for a QP without a
+ * connection, or whose connection has given its socket back.
+ *
+ * Return: 0 or -EMSGSIZE.
+ */
+int xiw_conn_fill_res(struct sk_buff *msg, struct xiw_qp *qp)
+{
+	struct xiw_device *xdev = qp->xdev;
+	struct xiw_conn *conn = READ_ONCE(qp->tctx);
+	const struct sock *sk;
+	int rv = 0;
+
+	if (!conn)
+		return 0;
+	/* On the list, the socket is the connection's (see close_work). */
+	spin_lock_bh(&xdev->conn_lock);
+	if (list_empty(&conn->dev_entry))
+		goto out;
+	sk = conn->sock->sk;
+	if (rdma_nl_put_driver_string(msg, "tcp_state",
+				      xiw_tcp_state_name(READ_ONCE(sk->sk_state))) ||
+	    rdma_nl_put_driver_u32(msg, "tcp_lport", sk->sk_num) ||
+	    rdma_nl_put_driver_u32(msg, "tcp_rport", ntohs(sk->sk_dport)) ||
+	    rdma_nl_put_driver_u32(msg, "tcp_retransmits",
+				   READ_ONCE(tcp_sk(sk)->total_retrans)) ||
+	    xiw_mpa_fill_res(msg, &conn->mpa) ||
+	    rdma_nl_put_driver_u32(msg, "tx_batch", conn->tx_batch) ||
+	    rdma_nl_put_driver_u32(msg, "soft_rnr_ms", conn->rnr_ms))
+		rv = -EMSGSIZE;
+out:
+	spin_unlock_bh(&xdev->conn_lock);
+	return rv;
 }
 
 /**

@@ -70,6 +70,7 @@ struct xiw_conn_cm_ops {
  * @tx_batch: most FPDUs the transmit engine hands TCP in one call
  * @soft_rnr_ms: how long a Send without a posted receive may hold the
  *	receive engine (0: TERMINATE at once)
+ * @offload: name of the offload backend to hand the connection to
  * @cm_ops: CM hooks
  * @cm_ctx: argument of the CM hooks (the endpoint)
  */
@@ -81,6 +82,7 @@ struct xiw_conn_start_args {
 	u32 stream_pos_rx;
 	u32 tx_batch;
 	u32 soft_rnr_ms;
+	const char *offload;
 	const struct xiw_conn_cm_ops *cm_ops;
 	void *cm_ctx;
 };
@@ -106,6 +108,7 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args);
 void xiw_conn_llp_down(struct xiw_qp *qp, int err);
 
 u64 xiw_dev_tcp_retrans(struct xiw_device *xdev);
+int xiw_conn_fill_res(struct sk_buff *msg, struct xiw_qp *qp);
 
 /* Module init and exit: the data path's workqueues. */
 int xiw_conn_init(void);

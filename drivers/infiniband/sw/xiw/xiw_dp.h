@@ -174,6 +174,10 @@ struct xiw_tx_pq {
  * @dev_entry: entry in the device's @conn_list, from xiw_conn_start()
  *	until teardown gives the socket back
  * @rnr_work: soft-RNR: retries the Send that holds the receive engine
+ * @offload: the offload backend (its module referenced); never NULL
+ * @oc: what @offload knows of the connection
+ * @offload_started: @offload->conn_start took the connection and
+ *	@offload->conn_stop is still due
  *
  * @lock: guards @orq*, @irq*, @term_*, @rtr_*, the ownership of @tx_sqe
  *	(@tx_sqe_active, @tx_pend) and of the receive contexts' RQEs, and
@@ -256,6 +260,9 @@ struct xiw_conn {
 	struct work_struct close_work;
 	struct list_head dev_entry;
 	struct delayed_work rnr_work;
+	const struct xiw_offload_ops *offload;
+	struct xiw_offload_conn oc;
+	bool offload_started;
 
 	spinlock_t lock;
 	struct xiw_orq_entry *orq;

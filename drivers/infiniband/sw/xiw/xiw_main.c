@@ -22,6 +22,7 @@
 #include "xiw_cm.h"
 #include "xiw_conn.h"
 #include "xiw_mem.h"
+#include "xiw_offload.h"
 #include "xiw_verbs.h"
 
 MODULE_AUTHOR("The xiw authors");
@@ -78,6 +79,7 @@ static const struct ib_device_ops xiw_device_ops = {
 	.destroy_qp = xiw_destroy_qp,
 	.destroy_srq = xiw_destroy_srq,
 	.device_group = &xiw_cfg_attr_group,
+	.fill_res_cm_id_entry = xiw_fill_res_cm_id_entry,
 	.fill_res_cq_entry = xiw_fill_res_cq_entry,
 	.fill_res_mr_entry = xiw_fill_res_mr_entry,
 	.fill_res_qp_entry = xiw_fill_res_qp_entry,
@@ -306,6 +308,10 @@ static int xiw_newlink(const char *ibdev_name, struct net_device *ndev)
 		return -EEXIST;
 	}
 
+	rv = xiw_offload_check_netdev(ndev);
+	if (rv)
+		return rv;
+
 	xdev = xiw_dev_alloc(ndev);
 	if (IS_ERR(xdev))
 		return PTR_ERR(xdev);
@@ -458,6 +464,9 @@ static int __init xiw_init(void)
 {
 	int rv;
 
+	rv = xiw_offload_init();
+	if (rv)
+		return rv;
 	xiw_cq_wq = alloc_workqueue("xiw_cq", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!xiw_cq_wq)
 		return -ENOMEM;

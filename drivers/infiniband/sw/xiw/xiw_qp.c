@@ -54,6 +54,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "xiw.h"
+#include "xiw_conn.h"
 #include "xiw_mem.h"
 #include "xiw_verbs.h"
 
@@ -1348,7 +1349,8 @@ int xiw_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *base_qp)
 				   atomic64_read(&qp->stats.flushed)) ||
 	    rdma_nl_put_driver_u32(msg, "ord", READ_ONCE(qp->ord)) ||
 	    rdma_nl_put_driver_u32(msg, "ird", READ_ONCE(qp->ird)) ||
-	    rdma_nl_put_driver_u32(msg, "srq", !!qp->srq)) {
+	    rdma_nl_put_driver_u32(msg, "srq", !!qp->srq) ||
+	    xiw_conn_fill_res(msg, qp)) {
 		nla_nest_cancel(msg, nest);
 		return -EMSGSIZE;
 	}

@@ -19,6 +19,7 @@
 
 #include "xiw.h"
 #include "xiw_dp.h"
+#include "xiw_trace.h"
 
 /* Map an MR lookup failure of a tagged segment to its DDP error. */
 static enum xiw_proto_err xiw_rx_tagged_err(enum xiw_access_result res)
@@ -60,14 +61,20 @@ static void xiw_rx_fail(struct xiw_conn *conn, enum xiw_proto_err err)
 }
 
 struct xiw_rx_copy {
+	struct xiw_conn *conn;
 	const u8 *src;
 };
 
+/* Placement: the offload backend's, or a copy. */
 static int xiw_rx_copy_piece(void *priv, void *kaddr, unsigned int len)
 {
 	struct xiw_rx_copy *cp = priv;
+	const struct xiw_offload_ops *ops = cp->conn->offload;
 
-	memcpy(kaddr, cp->src, len);
+	if (ops->rx_place)
+		ops->rx_place(&cp->conn->oc, kaddr, cp->src, len);
+	else
+		memcpy(kaddr, cp->src, len);
 	cp->src += len;
 	return 0;
 }
@@ -78,7 +85,7 @@ static enum xiw_proto_err xiw_rx_place_tagged(struct xiw_conn *conn, u32 stag,
 					      int access)
 {
 	struct xiw_qp *qp = conn->qp;
-	struct xiw_rx_copy cp = { .src = data };
+	struct xiw_rx_copy cp = { .conn = conn, .src = data };
 	enum xiw_access_result res;
 	struct xiw_mr *mr;
 	int rv;
@@ -97,7 +104,7 @@ static int xiw_rx_place_rqe(struct xiw_conn *conn, const struct xiw_krqe *rqe,
 			    u32 off, const u8 *data, u32 len)
 {
 	struct xiw_qp *qp = conn->qp;
-	struct xiw_rx_copy cp = { .src = data };
+	struct xiw_rx_copy cp = { .conn = conn, .src = data };
 
 	return xiw_sgl_walk(qp->xdev, qp->base_qp.pd, rqe->sge, rqe->num_sge,
 			    off, len, IB_ACCESS_LOCAL_WRITE, xiw_rx_copy_piece,
@@ -390,6 +397,8 @@ static void xiw_rx_terminate(struct xiw_conn *conn, const u8 *body, u32 len)
 				    t.ctrl.code.etype, t.ctrl.code.ecode);
 		xiw_qp_event(conn->qp, t.ctrl.code.layer, t.ctrl.code.etype);
 		xiw_count_term(conn->qp->xdev, t.ctrl.code.layer, false);
+		trace_xiw_term(xiw_qp_id(conn->qp), false, t.ctrl.code.layer,
+			       t.ctrl.code.etype, t.ctrl.code.ecode);
 	} else {
 		pr_info_ratelimited("xiw: QP %u: peer sent a malformed TERMINATE\n",
 				    xiw_qp_id(conn->qp));
@@ -676,9 +685,11 @@ static bool xiw_rx_rnr_hold(struct xiw_conn *conn)
 		conn->rnr_deadline = jiffies + msecs_to_jiffies(conn->rnr_ms);
 		WRITE_ONCE(conn->rx_stalled, true);
 		atomic64_inc(&xdev->stats.soft_rnr_stalls);
+		trace_xiw_soft_rnr(xiw_qp_id(conn->qp), conn->rx.hdr.msn, 0);
 	} else if (time_after_eq(jiffies, conn->rnr_deadline)) {
 		WRITE_ONCE(conn->rx_stalled, false);
 		atomic64_inc(&xdev->stats.soft_rnr_timeouts);
+		trace_xiw_soft_rnr(xiw_qp_id(conn->qp), conn->rx.hdr.msn, 2);
 		return false;
 	}
 	xiw_conn_rnr_hold(conn);
@@ -705,6 +716,7 @@ bool xiw_qp_rx_resume(struct xiw_conn *conn)
 		xiw_rx_fail(conn, err);
 		return false;
 	}
+	trace_xiw_soft_rnr(xiw_qp_id(conn->qp), conn->rx.hdr.msn, 1);
 	return true;
 }
 
@@ -737,6 +749,9 @@ static size_t xiw_rx_feed(struct xiw_conn *conn, const u8 *p, size_t len)
 				break;
 			case XIW_RX_EV_END:
 				atomic64_inc(&conn->qp->xdev->stats.rx_fpdus);
+				trace_xiw_fpdu_rx(xiw_qp_id(conn->qp),
+						  &conn->rx.hdr,
+						  conn->rx.data_len);
 				err = xiw_rx_end(conn);
 				break;
 			default:

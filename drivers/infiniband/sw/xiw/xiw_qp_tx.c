@@ -26,6 +26,7 @@
 
 #include "xiw.h"
 #include "xiw_dp.h"
+#include "xiw_trace.h"
 
 /* FPDUs built per run before the work item yields the CPU. */
 #define XIW_TX_BUDGET		64
@@ -129,6 +130,7 @@ static int xiw_tx_frame(struct xiw_conn *conn, const struct xiw_rdmap_hdr *h,
 	conn->tx_len += len;
 	conn->tx_last_len = len;
 	atomic64_inc(&conn->qp->xdev->stats.tx_fpdus);
+	trace_xiw_fpdu_tx(xiw_qp_id(conn->qp), h, plen);
 	return 0;
 }
 
@@ -140,6 +142,8 @@ static u32 xiw_tx_max_payload(struct xiw_conn *conn, u8 op)
 	u32 mul = xiw_mpa_mulpdu(mss, conn->mpa.markers_tx, conn->mpa.crc);
 	u32 room;
 
+	if (conn->offload->tx_mulpdu)
+		mul = conn->offload->tx_mulpdu(&conn->oc, mul);
 	/* A tiny MSS still makes progress: TCP splits, the peer copes. */
 	mul = max_t(u32, mul, info->hdr_len + 256);
 	mul = min_t(u32, mul, MPA_MAX_ULPDU);
@@ -470,6 +474,8 @@ static int xiw_tx_build_term(struct xiw_conn *conn)
 	if (xiw_term_build(&t, body, sizeof(body), &blen))
 		return -EINVAL;
 	xiw_count_term(conn->qp->xdev, t.ctrl.code.layer, true);
+	trace_xiw_term(xiw_qp_id(conn->qp), true, t.ctrl.code.layer,
+		       t.ctrl.code.etype, t.ctrl.code.ecode);
 	/* The control word is the RDMAP header; the rest is payload. */
 	xiw_tx_untagged(&h, RDMAP_OP_TERMINATE, RDMAP_QN_TERMINATE,
 			conn->tx_msn[RDMAP_QN_TERMINATE]++, 0, true);
@@ -720,7 +726,9 @@ static int xiw_tx_zc_piece(void *priv, void *kaddr, unsigned int len)
 			bvec_set_page(&bv[zw->n++], page, n, in_page);
 		}
 		if (zw->conn->tx.crc)
-			zw->crc = xiw_crc_update(zw->crc, p, n);
+			zw->crc = xiw_crc_run(zw->conn->tx.crc_fn,
+					      zw->conn->tx.crc_ctx, zw->crc,
+					      p, n);
 		p += n;
 		len -= n;
 	}
@@ -741,10 +749,12 @@ static int xiw_tx_zc_hdr(struct xiw_conn *conn, const struct xiw_rdmap_hdr *h,
 				XIW_RDMAP_HDR_MAX, &hl))
 		return -EINVAL;
 	xiw_put_be16(conn->tx_buf, (u16)(hl + plen));
+	trace_xiw_fpdu_tx(xiw_qp_id(conn->qp), h, plen);
 	conn->tx_len = MPA_HDR_LEN + hl;
 	conn->tx_off = 0;
-	*crc = conn->tx.crc ? xiw_crc_update(XIW_CRC_SEED, conn->tx_buf,
-					     conn->tx_len) : 0;
+	*crc = conn->tx.crc ? xiw_crc_run(conn->tx.crc_fn, conn->tx.crc_ctx,
+					  XIW_CRC_SEED, conn->tx_buf,
+					  conn->tx_len) : 0;
 	return 0;
 }
 

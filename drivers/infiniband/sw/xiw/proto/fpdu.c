@@ -25,6 +25,8 @@ void xiw_tx_init(struct xiw_tx *tx, bool crc, bool markers, u32 stream_pos)
 	tx->crc = crc;
 	tx->markers = markers;
 	tx->stream_pos = stream_pos;
+	tx->crc_fn = NULL;
+	tx->crc_ctx = NULL;
 }
 
 struct xiw_txw {
@@ -43,7 +45,8 @@ static void xiw_txw_marker(struct xiw_txw *w, bool covered)
 
 	xiw_mpa_marker_build(w->out + w->off, ptr);
 	if (tx->crc && covered)
-		w->crc = xiw_crc_update(w->crc, w->out + w->off, MPA_MARKER_LEN);
+		w->crc = xiw_crc_run(tx->crc_fn, tx->crc_ctx, w->crc,
+				     w->out + w->off, MPA_MARKER_LEN);
 	w->off += MPA_MARKER_LEN;
 	tx->stream_pos += MPA_MARKER_LEN;
 }
@@ -69,10 +72,14 @@ static void xiw_txw_put(struct xiw_txw *w, const u8 *p, size_t n, bool covered)
 			w->started = true;
 			w->hdr_pos = tx->stream_pos;
 		}
-		if (tx->crc && covered)
+		if (tx->crc && covered && !tx->crc_fn) {
 			w->crc = xiw_crc_copy(w->crc, w->out + w->off, p, take);
-		else
+		} else {
 			memcpy(w->out + w->off, p, take);
+			if (tx->crc && covered)
+				w->crc = tx->crc_fn(tx->crc_ctx, w->crc,
+						    w->out + w->off, take);
+		}
 		w->off += take;
 		tx->stream_pos += (u32)take;
 		p += take;
@@ -176,7 +183,8 @@ void xiw_rx_init(struct xiw_rx *rx, bool crc, bool markers, u32 stream_pos,
 static void xiw_rx_eat(struct xiw_rx *rx, const u8 *p, size_t n, bool covered)
 {
 	if (rx->crc && covered)
-		rx->crc_state = xiw_crc_update(rx->crc_state, p, n);
+		rx->crc_state = xiw_crc_run(rx->crc_fn, rx->crc_ctx,
+					    rx->crc_state, p, n);
 	rx->stream_pos += (u32)n;
 	rx->octets += n;
 }

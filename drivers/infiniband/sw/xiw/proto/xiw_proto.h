@@ -165,6 +165,19 @@ void xiw_crc_put(u32 crc, u8 out[MPA_CRC_LEN]);
 u32 xiw_crc_get(const u8 in[MPA_CRC_LEN]);
 u32 xiw_crc32c_value(const u8 *p, size_t len);
 
+/*
+ * A CRC provider other than xiw_crc_update() (an offload backend): feeds
+ * @len octets at @p into the running value @crc, with the same result.
+ */
+typedef u32 (*xiw_crc_fn)(void *ctx, u32 crc, const u8 *p, size_t len);
+
+/* Run @fn (with @ctx), or xiw_crc_update() when @fn is NULL. */
+static inline u32 xiw_crc_run(xiw_crc_fn fn, void *ctx, u32 crc, const u8 *p,
+			      size_t len)
+{
+	return fn ? fn(ctx, crc, p, len) : xiw_crc_update(crc, p, len);
+}
+
 /* ---------------------------------------------------------------------- */
 /* MPA connection setup and negotiation (mpa.c)                           */
 /* ---------------------------------------------------------------------- */
@@ -570,11 +583,15 @@ struct xiw_slice {
  * @markers: insert markers every 512 octets
  * @stream_pos: position in the marker-inclusive FPDU stream (0 = first
  *	octet after the MPA Reply); only its value modulo 512 matters
+ * @crc_fn: CRC provider, NULL for xiw_crc_update() (set after init)
+ * @crc_ctx: argument of @crc_fn
  */
 struct xiw_tx {
 	bool crc;
 	bool markers;
 	u32 stream_pos;
+	xiw_crc_fn crc_fn;
+	void *crc_ctx;
 };
 
 void xiw_tx_init(struct xiw_tx *tx, bool crc, bool markers, u32 stream_pos);
@@ -655,6 +672,8 @@ struct xiw_rx_event {
  * @trl_need: pad + 4
  * @segments: completed segments (progress counter)
  * @octets: octets consumed (progress counter, markers included)
+ * @crc_fn: CRC provider, NULL for xiw_crc_update() (set after init)
+ * @crc_ctx: argument of @crc_fn
  */
 struct xiw_rx {
 	bool crc;
@@ -680,6 +699,8 @@ struct xiw_rx {
 	u8 trl_need;
 	u64 segments;
 	u64 octets;
+	xiw_crc_fn crc_fn;
+	void *crc_ctx;
 };
 
 void xiw_rx_init(struct xiw_rx *rx, bool crc, bool markers, u32 stream_pos,

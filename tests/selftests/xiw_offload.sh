@@ -1,0 +1,243 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# xiw_offload.sh: offload backends (xiw_offload.h) and the hardware-iWARP
+# check of rdma link add.
+#
+#   ns A: xfa0 192.0.2.1/24 -- xiw device xua
+#   ns B: xfb0 192.0.2.2/24 -- xiw device xub       (veth, MTU 9000)
+#
+# Cases:
+#   emulated backend: xiw_offload_test.ko registers "emulated" (its own
+#     CRC32c, FPDUs of at most 2048 octets, placement by a counted copy);
+#     both devices select it, CRC on.  rping -v and ib_write_bw carry data
+#     through it: its counters show the connections, the CRC octets and
+#     the placed octets, and the capture shows no FPDU above 2048 octets
+#     (the software path, on the same MTU 9000 link, sends larger ones).
+#   declined and withdrawn: a backend that declines a connection, and one
+#     unloaded while a device still selects it, leave the traffic to
+#     software; a name no backend has is refused with EINVAL.
+#   hardware iWARP on the port: with hw_iwarp_drivers naming veth and an
+#     rxe device on the netdev (standing in for irdma on an X722 or E810),
+#     rdma link add warns and proceeds (hw_iwarp_policy=warn) or is
+#     refused with EBUSY (refuse); without the other device, nothing.
+. "$(dirname "$0")/lib.sh"
+
+require_env
+top=$(cd "$(dirname "$0")/../.." && pwd)
+PEER=${XIW_PEER:-$top/build/userspace/tools/xiw-peer}
+command -v rping >/dev/null || ktap_skip_all "rping not installed"
+command -v ib_write_bw >/dev/null || ktap_skip_all "perftest not installed"
+command -v dumpcap >/dev/null || ktap_skip_all "dumpcap not installed"
+[ -x "$PEER" ] || ktap_skip_all "$PEER not built (make userspace)"
+need_module xiw || ktap_skip_all "cannot load xiw"
+need_module veth || ktap_skip_all "no veth module"
+need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
+
+A=192.0.2.1
+B=192.0.2.2
+OT=/sys/module/xiw_offload_test/parameters
+bg= cap=
+
+pair() {
+	setup_ns NSA NSB
+	xrun ip link add xfa0 netns "$NSA" type veth peer name xfb0 netns "$NSB"
+	xrun ip -n "$NSA" link set xfa0 mtu 9000
+	xrun ip -n "$NSB" link set xfb0 mtu 9000
+	xrun ip -n "$NSA" addr add $A/24 dev xfa0
+	xrun ip -n "$NSB" addr add $B/24 dev xfb0
+	xrun ip -n "$NSA" link set xfa0 up
+	xrun ip -n "$NSB" link set xfb0 up
+	xrun ip netns exec "$NSA" rdma link add xua type xiw netdev xfa0
+	record rdma xua
+	xrun ip netns exec "$NSB" rdma link add xub type xiw netdev xfb0
+	record rdma xub
+	wait_for "$WAIT_TIMEOUT" ibdev_exists xua
+	wait_for "$WAIT_TIMEOUT" ibdev_exists xub
+	trap stop_bg EXIT
+}
+
+stop_bg() {
+	local p
+	for p in $bg $cap; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	bg= cap=
+}
+
+listening() { ip netns exec "$NSA" ss -Hltn "sport = :$1" | grep -q .; }
+capturing() { grep -q "Capturing on" "$XIW_TMP/dumpcap.log"; }
+
+# both NAME VALUE: a setting of both devices.
+both() {
+	xrun sh -c "echo $2 > $IBDIR/xua/$1 && echo $2 > $IBDIR/xub/$1"
+}
+
+# ot_stat NAME: one of the emulated backend's counters.
+ot_stat() { tr ' ' '\n' <"$OT/stats" | grep -A1 -x "$1" | tail -n 1; }
+backend_idle() { [ "$(ot_stat active)" = 0 ]; }
+
+# rping_run COUNT SIZE: verified rping rounds from ns B to ns A.
+rping_run() {
+	local rc=0
+	ip netns exec "$NSA" rping -s -a $A -p 7400 -C "$1" -S "$2" -v >"$XIW_TMP/rs" 2>&1 &
+	bg=$!
+	wait_for 20 listening 7400
+	timeout 120 ip netns exec "$NSB" rping -c -a $A -p 7400 -C "$1" -S "$2" -v \
+		>"$XIW_TMP/rc" 2>&1 || rc=$?
+	wait "$bg" || true
+	bg=
+	((rc == 0)) || { tail -n 5 "$XIW_TMP/rc" | sed 's/^/# /'; fail "rping exit $rc"; }
+	(($(grep -c "ping data" "$XIW_TMP/rc") == $1)) || fail "not every rping round verified"
+}
+
+# write_bw: ib_write_bw of 64 KiB messages, both sides must succeed.
+write_bw() {
+	local try
+	for try in 1 2 3; do
+		ip netns exec "$NSA" timeout 120 ib_write_bw -R -d xua -s 65536 -n 500 \
+			>"$XIW_TMP/srv" 2>&1 &
+		bg=$!
+		wait_for 20 listening 18515
+		timeout 120 ip netns exec "$NSB" ib_write_bw -R -d xub -s 65536 -n 500 $A \
+			>"$XIW_TMP/out" 2>&1 && break
+		# perftest's own race: its second connection refused (xiw_rdma.sh)
+		grep -q 'RDMA_CM_EVENT_REJECTED; error: -111' "$XIW_TMP/out" ||
+			{ sed 's/^/# /' "$XIW_TMP/out"; fail "ib_write_bw failed"; }
+		((try < 3)) || fail "ib_write_bw refused three times"
+		stop_bg
+	done
+	wait "$bg" || fail "ib_write_bw server failed"
+	bg=
+}
+
+# largest_fpdu FUNC ARGS: FUNC under capture on xfb0; LARGEST = the
+# largest DDP segment payload the client sent (xiw-peer decode).
+largest_fpdu() {
+	ip netns exec "$NSB" dumpcap -i xfb0 -f tcp -P -s 0 -w "$XIW_TMP/wire.pcap" \
+		>"$XIW_TMP/dumpcap.log" 2>&1 &
+	cap=$!
+	wait_for 20 capturing || fail "dumpcap did not start"
+	"$@"
+	sleep 1
+	kill -INT "$cap"
+	wait "$cap" || true
+	cap=
+	"$PEER" decode --crc "$XIW_TMP/wire.pcap" >"$XIW_TMP/decode.txt" 2>&1 ||
+		{ tail -n 20 "$XIW_TMP/decode.txt" | sed 's/^/# /'; fail "decode failed"; }
+	grep -q "errors" "$XIW_TMP/decode.txt" || fail "empty decode"
+	grep -qE "capture: .*, 0 errors" "$XIW_TMP/decode.txt" ||
+		{ grep -E "!" "$XIW_TMP/decode.txt" | head | sed 's/^/# /'; fail "the decoder found errors (CRC?)"; }
+	LARGEST=$(awk -v b="$B:" 'index($0, b) == 1 && / > / { on = 1; next } /^$/ { on = 0 }
+		on && /^  #/ { for (i = 1; i < NF; i++) if ($i == "len" && $(i + 1) + 0 > m) m = $(i + 1) + 0 }
+		END { print m + 0 }' "$XIW_TMP/decode.txt")
+}
+
+t_emulated() {
+	local big small s0 p0 c0
+	need_module xiw_offload_test || skip "no xiw_offload_test module"
+	pair
+	both mpa_crc prefer
+	largest_fpdu write_bw
+	big=$LARGEST
+	diag "software: largest FPDU payload $big octets"
+	((big > 2048)) || fail "software FPDUs on MTU 9000 no larger than 2048 ($big)"
+	both offload emulated
+	[ "$(cat $IBDIR/xua/offload)" = emulated ] || fail "offload reads '$(cat $IBDIR/xua/offload)'"
+	s0=$(ot_stat started) p0=$(ot_stat placed_octets) c0=$(ot_stat crc_octets)
+	rping_run 50 65000
+	largest_fpdu write_bw
+	small=$LARGEST
+	diag "emulated: largest FPDU payload $small octets; $(cat $OT/stats)"
+	((small > 0 && small <= 2048)) || fail "emulated segmentation: FPDU of $small octets"
+	(($(ot_stat started) - s0 >= 4)) || fail "the backend took $(($(ot_stat started) - s0)) connections"
+	(($(ot_stat placed_octets) - p0 >= 50 * 65000 + 500 * 65536)) ||
+		fail "the backend placed $(($(ot_stat placed_octets) - p0)) octets"
+	(($(ot_stat crc_octets) - c0 >= 2 * (50 * 65000 + 500 * 65536))) ||
+		fail "the backend's CRC saw $(($(ot_stat crc_octets) - c0)) octets"
+	wait_for 20 backend_idle || fail "connections still active in the backend"
+}
+
+t_fallback() {
+	local s0 d0
+	need_module xiw_offload_test || skip "no xiw_offload_test module"
+	pair
+	both mpa_crc prefer
+	if (echo nosuch >$IBDIR/xua/offload) 2>"$XIW_TMP/err"; then
+		fail "offload=nosuch accepted"
+	fi
+	grep -q "Invalid argument" "$XIW_TMP/err" || fail "offload=nosuch: $(cat "$XIW_TMP/err")"
+	both offload emulated
+	echo 1 >$OT/decline
+	s0=$(ot_stat started) d0=$(ot_stat declined)
+	dmesg -C
+	rping_run 10 10000
+	echo 0 >$OT/decline
+	(($(ot_stat started) == s0)) || fail "a declining backend took a connection"
+	(($(ot_stat declined) - d0 >= 2)) || fail "the backend was not asked"
+	grep -q "offload backend emulated declined" < <(dmesg) || fail "no log line for the decline"
+	# Withdrawn: the devices keep their selection, connections use software.
+	xrun rmmod xiw_offload_test
+	[ "$(cat $IBDIR/xua/offload)" = emulated ] || fail "selection lost on unload"
+	dmesg -C
+	rping_run 10 10000
+	grep -q "offload backend emulated is not registered: software" < <(dmesg) ||
+		fail "no log line for the missing backend"
+	xrun modprobe xiw_offload_test
+}
+
+# rxe on a veth end, then xiw on the same netdev.
+t_hw_check() {
+	local saved_drv saved_pol rc
+	need_module rdma_rxe || skip "no rdma_rxe module"
+	saved_drv=$(cat /sys/module/xiw/parameters/hw_iwarp_drivers)
+	saved_pol=$(cat /sys/module/xiw/parameters/hw_iwarp_policy)
+	add_veth xhw0 xhw1
+	record netdev xhw1
+	# Not listed: nothing to say.
+	dmesg -C
+	xiw_add xhwa xhw1
+	grep -q "is served by RDMA device" < <(dmesg) && fail "a warning for an unlisted driver"
+	xiw_del xhwa
+	echo "i40e, ice,veth" >/sys/module/xiw/parameters/hw_iwarp_drivers
+	# Listed, but no other RDMA device: nothing either.
+	dmesg -C
+	xiw_add xhwa xhw1
+	grep -q "is served by RDMA device" < <(dmesg) && fail "a warning without hardware"
+	xiw_del xhwa
+	xrun rdma link add xhwr type rxe netdev xhw1
+	record rdma xhwr
+	wait_for "$WAIT_TIMEOUT" ibdev_exists xhwr
+	echo warn >/sys/module/xiw/parameters/hw_iwarp_policy
+	dmesg -C
+	xiw_add xhwa xhw1 || fail "policy warn refused the device"
+	grep -q "netdev xhw1 (veth) is served by RDMA device xhwr .*xiw shares the port" < <(dmesg) ||
+		fail "no warning naming the device"
+	xiw_del xhwa
+	echo refuse >/sys/module/xiw/parameters/hw_iwarp_policy
+	dmesg -C
+	rc=0
+	rdma link add xhwa type xiw netdev xhw1 2>"$XIW_TMP/err" || rc=$?
+	echo "$saved_pol" >/sys/module/xiw/parameters/hw_iwarp_policy
+	echo "$saved_drv" >/sys/module/xiw/parameters/hw_iwarp_drivers
+	if ((rc == 0)); then
+		record rdma xhwa
+		fail "policy refuse let the device be added"
+	fi
+	grep -q "Device or resource busy" "$XIW_TMP/err" || fail "refused with: $(cat "$XIW_TMP/err")"
+	grep -q "netdev xhw1 (veth) is served by RDMA device xhwr .*refused" < <(dmesg) ||
+		fail "no log line for the refusal"
+	ibdev_gone xhwa || fail "xhwa exists after the refusal"
+	# Bad policy values are refused.
+	if (echo sometimes >/sys/module/xiw/parameters/hw_iwarp_policy) 2>/dev/null; then
+		fail "hw_iwarp_policy=sometimes accepted"
+	fi
+}
+
+ktap_header
+ktap_plan 3
+run_case "emulated backend: CRC, segmentation and placement carry rping and ib_write_bw" t_emulated
+run_case "a declining or withdrawn backend leaves connections to software" t_fallback
+run_case "hardware iWARP on the port: warn or refuse (rxe on a listed veth)" t_hw_check
+ktap_finish
