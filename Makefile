@@ -33,11 +33,20 @@ module:
 	$(DRV)/compat/gen-compat.sh $(KDIR) $(CURDIR)/$(DRV)/compat/generated/xiw_compat_autoconf.h
 	$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_XIW=m modules
 
-# INSTALL_MOD_PATH=DIR installs under DIR (a staging root) and runs depmod there.
+# INSTALL_MOD_PATH=DIR installs under DIR (a staging root) and runs depmod
+# there.  depmod runs for the release directory the module went to, which
+# is Kbuild's KERNELRELEASE (not always what `make kernelrelease` prints).
 install: module
-	$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_XIW=m INSTALL_MOD_DIR=updates modules_install
-	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) -a \
-		$(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null || uname -r)
+	@stamp=$$(mktemp) && \
+	$(MAKE) -C $(KDIR) M=$(CURDIR) CONFIG_RDMA_XIW=m INSTALL_MOD_DIR=updates modules_install && \
+	kos=$$(find $(INSTALL_MOD_PATH)/lib/modules -path '*/updates/$(DRV)/xiw.ko*' -newer $$stamp) && \
+	rm -f $$stamp && \
+	[ -n "$$kos" ] || { echo "make install: xiw.ko not installed" >&2; exit 1; } && \
+	for ko in $$kos; do \
+		rel=$${ko#$(INSTALL_MOD_PATH)/lib/modules/}; rel=$${rel%%/*}; \
+		echo "  DEPMOD  $$rel"; \
+		depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) -a $$rel || exit 1; \
+	done
 
 modules:
 	tests/vm/build-module $(KVER) >/dev/null

@@ -157,6 +157,13 @@ static void xiw_conn_close_work(struct work_struct *work)
 	/* An RX pass in softirq holds the socket spinlock: wait it out. */
 	lock_sock(sk);
 	release_sock(sk);
+	/*
+	 * No soft-RNR retry from here on: a kernel post_recv that saw RX_DEAD
+	 * clear has queued its retry by the time we get the lock, later ones
+	 * see it set; the cancel takes whatever is queued.
+	 */
+	spin_lock_irq(&conn->lock);
+	spin_unlock_irq(&conn->lock);
 	cancel_delayed_work_sync(&conn->rnr_work);
 
 	/* The socket goes back to the CM: count its retransmissions. */
@@ -327,9 +334,15 @@ static void xiw_conn_detach(struct xiw_qp *qp)
 static void xiw_conn_rq_kick(struct xiw_qp *qp)
 {
 	struct xiw_conn *conn = READ_ONCE(qp->tctx);
+	unsigned long flags;
 
-	if (conn && READ_ONCE(conn->rx_stalled))
+	if (!conn || !READ_ONCE(conn->rx_stalled))
+		return;
+	/* Under the lock: teardown's barrier on it orders us (close_work). */
+	spin_lock_irqsave(&conn->lock, flags);
+	if (!test_bit(XIW_CONN_RX_DEAD, &conn->flags))
 		mod_delayed_work(xiw_close_wq, &conn->rnr_work, 0);
+	spin_unlock_irqrestore(&conn->lock, flags);
 }
 
 /*
