@@ -195,6 +195,46 @@ setup_ns() {
 	done
 }
 
+# xiw_ns_pair IFA IFB ADDRA ADDRB DEVA DEVB [MTU]: namespaces NSA and NSB
+# joined by a veth pair, IFA in NSA with ADDRA/24 and IFB in NSB with
+# ADDRB/24 (MTU if given), and the xiw devices DEVA on IFA and DEVB on IFB.
+xiw_ns_pair() {
+	setup_ns NSA NSB
+	xrun ip link add "$1" netns "$NSA" type veth peer name "$2" netns "$NSB"
+	if [ -n "${7:-}" ]; then
+		xrun ip -n "$NSA" link set "$1" mtu "$7"
+		xrun ip -n "$NSB" link set "$2" mtu "$7"
+	fi
+	xrun ip -n "$NSA" addr add "$3/24" dev "$1"
+	xrun ip -n "$NSB" addr add "$4/24" dev "$2"
+	xrun ip -n "$NSA" link set "$1" up
+	xrun ip -n "$NSB" link set "$2" up
+	xrun ip netns exec "$NSA" rdma link add "$5" type xiw netdev "$1"
+	record rdma "$5"
+	xrun ip netns exec "$NSB" rdma link add "$6" type xiw netdev "$2"
+	record rdma "$6"
+	wait_for "$WAIT_TIMEOUT" ibdev_exists "$5"
+	wait_for "$WAIT_TIMEOUT" ibdev_exists "$6"
+}
+
+# capture_start NS IF FILE: dumpcap on IF in namespace NS into FILE
+# (classic pcap, whole packets, TCP only), in the background as CAP_PID.
+capture_start() {
+	rm -f "$3"
+	ip netns exec "$1" dumpcap -i "$2" -f tcp -P -s 0 -w "$3" >"$3.log" 2>&1 &
+	CAP_PID=$!
+	wait_for 20 grep -q "Capturing on" "$3.log" ||
+		fail "dumpcap did not start: $(cat "$3.log")"
+}
+
+# capture_stop: let the last packets in, end the capture.
+capture_stop() {
+	sleep 1
+	kill -INT "$CAP_PID" 2>/dev/null || true
+	wait "$CAP_PID" 2>/dev/null || true
+	CAP_PID=
+}
+
 # cleanup: remove the recorded objects, newest first, and forget them.
 cleanup() {
 	local kind name pids

@@ -46,31 +46,20 @@ need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
 A=192.0.2.1
 B=192.0.2.2
 PARAMS=/sys/module/xiw/parameters
-bg= cap=
+bg= CAP_PID=
 
 pair() {
-	setup_ns NSA NSB
-	xrun ip link add xga0 netns "$NSA" type veth peer name xgb0 netns "$NSB"
-	xrun ip -n "$NSA" addr add $A/24 dev xga0
-	xrun ip -n "$NSB" addr add $B/24 dev xgb0
-	xrun ip -n "$NSA" link set xga0 up
-	xrun ip -n "$NSB" link set xgb0 up
-	xrun ip netns exec "$NSA" rdma link add xga type xiw netdev xga0
-	record rdma xga
-	xrun ip netns exec "$NSB" rdma link add xgb type xiw netdev xgb0
-	record rdma xgb
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xga
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xgb
+	xiw_ns_pair xga0 xgb0 $A $B xga xgb
 	trap stop_bg EXIT
 }
 
 stop_bg() {
 	local p
-	for p in $bg $cap; do
+	for p in $bg $CAP_PID; do
 		kill "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
-	bg= cap=
+	bg= CAP_PID=
 }
 
 # set_cfg DEV NAME VALUE: write a setting (logged like a command).
@@ -139,23 +128,12 @@ t_settings() {
 
 # ---- the wire --------------------------------------------------------------
 
-capturing() { grep -q "Capturing on" "$XIW_TMP/dumpcap.log"; }
+# capture: dumpcap on xgb0 (ns B) into $XIW_TMP/wire.pcap.
+capture() { capture_start "$NSB" xgb0 "$XIW_TMP/wire.pcap"; }
 
-# capture_start: dumpcap on xgb0 (ns B), classic pcap for xiw-peer decode.
-capture_start() {
-	rm -f "$XIW_TMP/wire.pcap"
-	ip netns exec "$NSB" dumpcap -i xgb0 -f tcp -P -s 0 -w "$XIW_TMP/wire.pcap" \
-		>"$XIW_TMP/dumpcap.log" 2>&1 &
-	cap=$!
-	wait_for 20 capturing || fail "dumpcap did not start: $(cat "$XIW_TMP/dumpcap.log")"
-}
-
-# capture_stop: end the capture, decode it into $XIW_TMP/decode.txt.
-capture_stop() {
-	sleep 1
-	kill -INT "$cap" 2>/dev/null || true
-	wait "$cap" 2>/dev/null || true
-	cap=
+# decode: end the capture, decode it into $XIW_TMP/decode.txt.
+decode() {
+	capture_stop
 	"$PEER" decode "$XIW_TMP/wire.pcap" >"$XIW_TMP/decode.txt" 2>&1 ||
 		{ tail -n 20 "$XIW_TMP/decode.txt" | sed 's/^/# /'; fail "xiw-peer decode failed"; }
 }
@@ -193,9 +171,9 @@ wire_with() {
 		set_cfg xgb "${kv%%=*}" "${kv#*=}"
 	done
 	shift
-	capture_start
+	capture
 	rping_once
-	capture_stop
+	decode
 	client_dir >"$XIW_TMP/client.txt"
 	sed 's/^/#   /' "$XIW_TMP/client.txt" | head -n 6
 	for p in "$@"; do
@@ -257,7 +235,7 @@ sends_with() {
 	for kv in $1; do
 		set_cfg xgb "${kv%%=*}" "${kv#*=}"
 	done
-	capture_start
+	capture
 	for try in 1 2 3; do
 		ip netns exec "$NSA" timeout 120 ib_send_bw -R -d xga -s 64 -n 5120 -t 128 -l 32 \
 			>"$XIW_TMP/srv" 2>&1 &
@@ -272,11 +250,11 @@ sends_with() {
 			{ sed 's/^/# /' "$XIW_TMP/out"; fail "ib_send_bw failed"; }
 		((try < 3)) || fail "ib_send_bw refused three times"
 		stop_bg
-		capture_start
+		capture
 	done
 	wait "$bg" || true
 	bg=
-	capture_stop
+	decode
 	fpdus_per_seg
 }
 

@@ -41,18 +41,7 @@ cli_pids=()
 
 # pair: the namespaces, the veth pair and a device on each end.
 pair() {
-	setup_ns NSA NSB
-	xrun ip link add xfa0 netns "$NSA" type veth peer name xfb0 netns "$NSB"
-	xrun ip -n "$NSA" addr add $A4/24 dev xfa0
-	xrun ip -n "$NSB" addr add $B4/24 dev xfb0
-	xrun ip -n "$NSA" link set xfa0 up
-	xrun ip -n "$NSB" link set xfb0 up
-	xrun ip netns exec "$NSA" rdma link add xfa type xiw netdev xfa0
-	record rdma xfa
-	xrun ip netns exec "$NSB" rdma link add xfb type xiw netdev xfb0
-	record rdma xfb
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xfa
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xfb
+	xiw_ns_pair xfa0 xfb0 $A4 $B4 xfa xfb
 	trap stop_all EXIT
 }
 

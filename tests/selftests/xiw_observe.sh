@@ -39,18 +39,7 @@ PORT=18800
 srv_pid= cli_pid=
 
 pair() {
-	setup_ns NSA NSB
-	xrun ip link add xoa0 netns "$NSA" type veth peer name xob0 netns "$NSB"
-	xrun ip -n "$NSA" addr add $A/24 dev xoa0
-	xrun ip -n "$NSB" addr add $B/24 dev xob0
-	xrun ip -n "$NSA" link set xoa0 up
-	xrun ip -n "$NSB" link set xob0 up
-	xrun ip netns exec "$NSA" rdma link add xoa type xiw netdev xoa0
-	record rdma xoa
-	xrun ip netns exec "$NSB" rdma link add xob type xiw netdev xob0
-	record rdma xob
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xoa
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xob
+	xiw_ns_pair xoa0 xob0 $A $B xoa xob
 	trap stop_all EXIT
 }
 

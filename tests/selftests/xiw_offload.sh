@@ -37,37 +37,23 @@ need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
 A=192.0.2.1
 B=192.0.2.2
 OT=/sys/module/xiw_offload_test/parameters
-bg= cap=
+bg= CAP_PID=
 
 pair() {
-	setup_ns NSA NSB
-	xrun ip link add xfa0 netns "$NSA" type veth peer name xfb0 netns "$NSB"
-	xrun ip -n "$NSA" link set xfa0 mtu 9000
-	xrun ip -n "$NSB" link set xfb0 mtu 9000
-	xrun ip -n "$NSA" addr add $A/24 dev xfa0
-	xrun ip -n "$NSB" addr add $B/24 dev xfb0
-	xrun ip -n "$NSA" link set xfa0 up
-	xrun ip -n "$NSB" link set xfb0 up
-	xrun ip netns exec "$NSA" rdma link add xua type xiw netdev xfa0
-	record rdma xua
-	xrun ip netns exec "$NSB" rdma link add xub type xiw netdev xfb0
-	record rdma xub
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xua
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xub
+	xiw_ns_pair xfa0 xfb0 $A $B xua xub 9000
 	trap stop_bg EXIT
 }
 
 stop_bg() {
 	local p
-	for p in $bg $cap; do
+	for p in $bg $CAP_PID; do
 		kill "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
-	bg= cap=
+	bg= CAP_PID=
 }
 
 listening() { ip netns exec "$NSA" ss -Hltn "sport = :$1" | grep -q .; }
-capturing() { grep -q "Capturing on" "$XIW_TMP/dumpcap.log"; }
 
 # both NAME VALUE: a setting of both devices.
 both() {
@@ -115,15 +101,9 @@ write_bw() {
 # largest_fpdu FUNC ARGS: FUNC under capture on xfb0; LARGEST = the
 # largest DDP segment payload the client sent (xiw-peer decode).
 largest_fpdu() {
-	ip netns exec "$NSB" dumpcap -i xfb0 -f tcp -P -s 0 -w "$XIW_TMP/wire.pcap" \
-		>"$XIW_TMP/dumpcap.log" 2>&1 &
-	cap=$!
-	wait_for 20 capturing || fail "dumpcap did not start"
+	capture_start "$NSB" xfb0 "$XIW_TMP/wire.pcap"
 	"$@"
-	sleep 1
-	kill -INT "$cap"
-	wait "$cap" || true
-	cap=
+	capture_stop
 	"$PEER" decode --crc "$XIW_TMP/wire.pcap" >"$XIW_TMP/decode.txt" 2>&1 ||
 		{ tail -n 20 "$XIW_TMP/decode.txt" | sed 's/^/# /'; fail "decode failed"; }
 	grep -q "errors" "$XIW_TMP/decode.txt" || fail "empty decode"
