@@ -1574,6 +1574,27 @@ void rnr_soft_timeout(Ctx &x)
 	x.expect_dead();
 }
 
+// The peer closes its side (FIN) behind a Send that waits: no receive can
+// make up for that, so the TERMINATE comes at once, not after the wait,
+// and the Send is not dropped in a quiet close.
+void rnr_soft_fin(Ctx &x)
+{
+	need(x.o_.soft_rnr_ms >= 1000, "needs --soft-rnr of at least 1000 ms");
+	ConnOpts co;
+	co.recvs = 0;
+	x.connect(co);
+	auto t0 = std::chrono::steady_clock::now();
+	SegSpec s = x.send_seg(pattern(32, 64), x.c.next_msn(0));
+	x.send(s);
+	x.c.shutdown_write();
+	x.expect_term(kDdpU(DDP_ECODE_UT_INVALID_MSN_NOBUF), header(s));
+	double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	need(waited * 1000 < 0.5 * x.o_.soft_rnr_ms,
+	     fmt("TERMINATE after %.0f ms of a %u ms wait, though the peer had closed",
+		 waited * 1000, x.o_.soft_rnr_ms));
+	x.expect_dead();
+}
+
 std::vector<Scenario> scenarios()
 {
 	using S = Scenario;
@@ -1672,6 +1693,7 @@ std::vector<Scenario> scenarios()
 	S{ "data.write_then_send", "RFC 5040 5.5: a Write is placed before the Send after it completes", false, data_write_then_send },
 	S{ "rnr.soft_wait", "xiw soft_rnr_ms: a Send without a receive waits for one, then lands", false, rnr_soft_wait },
 	S{ "rnr.soft_timeout", "xiw soft_rnr_ms: no receive within the wait: RFC 5041 7.2 no buffer, after the wait", false, rnr_soft_timeout },
+	S{ "rnr.soft_fin", "xiw soft_rnr_ms: the peer's FIN behind a waiting Send: the TERMINATE at once", false, rnr_soft_fin },
 	};
 }
 

@@ -306,6 +306,11 @@ static void xiw_conn_flush(struct xiw_qp *qp)
 
 static void xiw_conn_free(struct xiw_conn *conn)
 {
+	struct xiw_device *xdev = conn->qp->xdev;
+
+	spin_lock_bh(&xdev->conn_lock);
+	list_del_init(&conn->dev_entry);
+	spin_unlock_bh(&xdev->conn_lock);
 	xiw_conn_offload_stop(conn);
 	if (conn->offload)
 		xiw_offload_put(conn->offload);
@@ -330,19 +335,31 @@ static void xiw_conn_detach(struct xiw_qp *qp)
 	xiw_conn_free(conn);
 }
 
+/*
+ * Run the soft-RNR retry now.  Under the lock: teardown's barrier on it
+ * orders us (close_work).  false: teardown has begun, nothing queued.
+ */
+static bool xiw_conn_rnr_kick(struct xiw_conn *conn)
+{
+	unsigned long flags;
+	bool queued = false;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (!test_bit(XIW_CONN_RX_DEAD, &conn->flags)) {
+		mod_delayed_work(xiw_close_wq, &conn->rnr_work, 0);
+		queued = true;
+	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	return queued;
+}
+
 /* A kernel consumer posted a receive: a held Send may go on now. */
 static void xiw_conn_rq_kick(struct xiw_qp *qp)
 {
 	struct xiw_conn *conn = READ_ONCE(qp->tctx);
-	unsigned long flags;
 
-	if (!conn || !READ_ONCE(conn->rx_stalled))
-		return;
-	/* Under the lock: teardown's barrier on it orders us (close_work). */
-	spin_lock_irqsave(&conn->lock, flags);
-	if (!test_bit(XIW_CONN_RX_DEAD, &conn->flags))
-		mod_delayed_work(xiw_close_wq, &conn->rnr_work, 0);
-	spin_unlock_irqrestore(&conn->lock, flags);
+	if (conn && READ_ONCE(conn->rx_stalled))
+		xiw_conn_rnr_kick(conn);
 }
 
 /*
@@ -360,6 +377,10 @@ static void xiw_conn_rnr_work(struct work_struct *work)
 	if (xiw_qp_rx_resume(conn))
 		xiw_conn_data_ready(sk);
 	release_sock(sk);
+	/* The peer's FIN came while a Send was held: close now it is done. */
+	if (READ_ONCE(conn->rx_eof) && !READ_ONCE(conn->rx_stalled) &&
+	    !test_bit(XIW_CONN_RX_DEAD, &conn->flags))
+		xiw_conn_llp_down(conn->qp, 0);
 }
 
 /**
@@ -463,6 +484,11 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	if (!conn->orq || !conn->irq || !conn->tx_pq)
 		goto err_free;
 
+	/* Listed before anything can tear it down (close_work unlists it). */
+	spin_lock_bh(&qp->xdev->conn_lock);
+	list_add_tail(&conn->dev_entry, &qp->xdev->conn_list);
+	spin_unlock_bh(&qp->xdev->conn_lock);
+
 	rv = xiw_qp_connect(qp, &xiw_tcp_transport_ops, conn, ord, ird);
 	if (rv)
 		goto err_free;
@@ -477,10 +503,6 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	sk->sk_write_space = xiw_conn_write_space;
 	sku->conn = conn;
 	write_unlock_bh(&sk->sk_callback_lock);
-
-	spin_lock_bh(&qp->xdev->conn_lock);
-	list_add_tail(&conn->dev_entry, &qp->xdev->conn_list);
-	spin_unlock_bh(&qp->xdev->conn_lock);
 
 	/*
 	 * Data may have arrived behind the MPA frame already; tcp_read_sock()
@@ -512,6 +534,14 @@ void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 	if (!conn)
 		return;
 	if (!err && state == XIW_QP_RTS) {
+		/*
+		 * A Send held for want of a receive (soft-RNR) has data queued
+		 * behind it: the retry work settles it (TERMINATE, or the
+		 * receive came) and reads the rest before it calls us again.
+		 */
+		WRITE_ONCE(conn->rx_eof, true);
+		if (READ_ONCE(conn->rx_stalled) && xiw_conn_rnr_kick(conn))
+			return;
 		/* The peer closed in order: close our side in order too. */
 		xiw_qp_modify(qp, XIW_QP_CLOSING);
 		return;
@@ -589,7 +619,7 @@ out:
  * @xdev: device
  *
  * Those of closed connections, counted at teardown, and those of the
- * connections up now, read from their sockets.  Any context.
+ * connections up now, read from their sockets.  Process or softirq context.
  *
  * Return: the sum.
  */

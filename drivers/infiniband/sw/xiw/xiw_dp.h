@@ -240,6 +240,9 @@ struct xiw_tx_pq {
  *	it go on (written under the socket lock, read anywhere)
  * @rnr_ms: soft-RNR wait allowed (device setting), 0: none
  * @rnr_deadline: jiffies when the current stall turns into a TERMINATE
+ * @rx_eof: the peer closed its side in order (FIN); a held Send then ends
+ *	in its TERMINATE at once, and the close waits for that (written by
+ *	xiw_conn_llp_down())
  */
 struct xiw_conn {
 	struct xiw_qp *qp;
@@ -314,6 +317,7 @@ struct xiw_conn {
 	bool rx_stalled;
 	u32 rnr_ms;
 	unsigned long rnr_deadline;
+	bool rx_eof;
 };
 
 /* xiw_conn.c */

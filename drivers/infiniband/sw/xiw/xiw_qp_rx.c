@@ -335,7 +335,7 @@ static enum xiw_proto_err xiw_rx_atomic_resp_end(struct xiw_conn *conn)
 {
 	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
 	struct xiw_qp *qp = conn->qp;
-	struct xiw_rx_copy cp;
+	struct xiw_rx_copy cp = { .conn = conn };
 	struct xiw_orq_entry done;
 	enum xiw_wc_status st = XIW_WC_SUCCESS;
 	unsigned long flags;
@@ -682,11 +682,15 @@ static bool xiw_rx_rnr_hold(struct xiw_conn *conn)
 	if (!conn->rnr_ms)
 		return false;
 	if (!conn->rx_stalled) {
+		/* The peer has closed its side: no receive will make up for it. */
+		if (READ_ONCE(conn->rx_eof))
+			return false;
 		conn->rnr_deadline = jiffies + msecs_to_jiffies(conn->rnr_ms);
 		WRITE_ONCE(conn->rx_stalled, true);
 		atomic64_inc(&xdev->stats.soft_rnr_stalls);
 		trace_xiw_soft_rnr(xiw_qp_id(conn->qp), conn->rx.hdr.msn, 0);
-	} else if (time_after_eq(jiffies, conn->rnr_deadline)) {
+	} else if (time_after_eq(jiffies, conn->rnr_deadline) ||
+		   READ_ONCE(conn->rx_eof)) {
 		WRITE_ONCE(conn->rx_stalled, false);
 		atomic64_inc(&xdev->stats.soft_rnr_timeouts);
 		trace_xiw_soft_rnr(xiw_qp_id(conn->qp), conn->rx.hdr.msn, 2);
