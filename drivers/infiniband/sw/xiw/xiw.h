@@ -617,6 +617,7 @@ int xiw_srq_fetch(struct xiw_srq *srq, struct xiw_krqe *rqe);
 /* xiw_config.c */
 extern const struct attribute_group xiw_cfg_attr_group;
 void xiw_dev_cfg_init(struct xiw_device *xdev);
+const char *xiw_rtr_name(u8 rtr);
 void xiw_dev_cfg_get(struct xiw_device *xdev, struct xiw_dev_cfg *cfg);
 void xiw_dev_cfg_policy(const struct xiw_dev_cfg *cfg, bool initiator,
 			struct xiw_mpa_policy *pol);

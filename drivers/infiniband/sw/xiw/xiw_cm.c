@@ -1687,12 +1687,6 @@ struct ib_qp *xiw_get_base_qp(struct ib_device *ibdev, int qpn)
 /* Module set-up                                                          */
 /* ---------------------------------------------------------------------- */
 
-static const char * const xiw_rtr_name[] = {
-	[XIW_MPA_RTR_WRITE] = "write",
-	[XIW_MPA_RTR_READ] = "read",
-	[XIW_MPA_RTR_SEND] = "send",
-};
-
 /**
  * xiw_mpa_fill_res - the agreed MPA parameters as restrack driver details
  * @msg: netlink message, inside the driver nest
@@ -1702,8 +1696,7 @@ static const char * const xiw_rtr_name[] = {
  */
 int xiw_mpa_fill_res(struct sk_buff *msg, const struct xiw_mpa_params *mpa)
 {
-	const char *rtr = mpa->p2p && mpa->rtr < ARRAY_SIZE(xiw_rtr_name) &&
-			  xiw_rtr_name[mpa->rtr] ? xiw_rtr_name[mpa->rtr] : "none";
+	const char *rtr = xiw_rtr_name(mpa->p2p ? mpa->rtr : 0);
 
 	if (rdma_nl_put_driver_u32(msg, "mpa_rev", mpa->rev) ||
 	    rdma_nl_put_driver_u32(msg, "mpa_crc", mpa->crc) ||

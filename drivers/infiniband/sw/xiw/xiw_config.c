@@ -61,6 +61,22 @@ static const char * const xiw_marker_names[] = {
 static const char * const xiw_rtr_names[] = { "write", "read", "send" };
 
 /**
+ * xiw_rtr_name - the name of an RTR type, as the settings spell it
+ * @rtr: one XIW_MPA_RTR_* bit, or 0
+ *
+ * Return: "write", "read", "send", or "none".
+ */
+const char *xiw_rtr_name(u8 rtr)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(xiw_rtr_names); i++)
+		if (rtr == 1U << i)
+			return xiw_rtr_names[i];
+	return "none";
+}
+
+/**
  * struct xiw_knob - one setting
  * @name: attribute and module parameter name
  * @names: value names of a setting chosen by name, else NULL

@@ -192,9 +192,11 @@ static bool xiw_hw_driver_listed(const char *drv)
 	strscpy(list, xiw_hw_drivers, sizeof(list));
 	kernel_param_unlock(THIS_MODULE);
 	cur = strim(list);
-	while ((tok = strsep(&cur, ",")) != NULL)
-		if (*strim(tok) && !strcmp(strim(tok), drv))
+	while ((tok = strsep(&cur, ",")) != NULL) {
+		tok = strim(tok);
+		if (*tok && !strcmp(tok, drv))
 			return true;
+	}
 	return false;
 }
 
