@@ -221,7 +221,8 @@ xiw_ns_pair() {
 # (classic pcap, whole packets, TCP only), in the background as CAP_PID.
 capture_start() {
 	rm -f "$3"
-	ip netns exec "$1" dumpcap -i "$2" -f tcp -P -s 0 -w "$3" >"$3.log" 2>&1 &
+	# A large kernel buffer: under TCG dumpcap falls behind a fast transfer.
+	ip netns exec "$1" dumpcap -i "$2" -f tcp -P -s 0 -B 64 -w "$3" >"$3.log" 2>&1 &
 	CAP_PID=$!
 	wait_for 20 grep -q "Capturing on" "$3.log" ||
 		fail "dumpcap did not start: $(cat "$3.log")"
