@@ -281,7 +281,13 @@ world() {
 run_case() {
 	local desc=$1 rc=0
 	shift
+	# XIW_CASES=REGEX runs only the cases whose description matches.
+	if [ -n "${XIW_CASES:-}" ] && ! [[ $desc =~ $XIW_CASES ]]; then
+		ktap_skip "$desc" "not selected by XIW_CASES"
+		return 0
+	fi
 	echo "# ---- $desc"
+	local t0=$EPOCHSECONDS
 	world | sort >"$XIW_TMP/before"
 	rm -f "$XIW_TMP/skip"
 	# Not `( ... ) || rc=$?`: bash ignores set -e in anything left of ||.
@@ -296,6 +302,7 @@ run_case() {
 		diag "leaked objects:" "$(world | sort | comm -13 "$XIW_TMP/before" -)"
 		((rc == 0 || rc == 4)) && rc=1
 	fi
+	echo "# case took $((EPOCHSECONDS - t0))s"
 	case $rc in
 	0) ktap_ok "$desc" ;;
 	4) ktap_skip "$desc" "$(cat "$XIW_TMP/skip" 2>/dev/null)" ;;

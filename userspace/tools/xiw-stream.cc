@@ -20,6 +20,10 @@
 // receives, so no Send meets an empty receive queue.  All connections of
 // a process share one PD and one CQ.  -i numbers the client's
 // connections from FIRST, so that several clients can share one server.
+// -P bounds the connections a client sets up at once (default 64): a
+// slow server (a KASAN kernel under emulation) must answer every MPA
+// Request within the initiator's MPA timeout, so several clients sharing
+// one server pace their connection setup.
 //
 // At the end every connection is drained and disconnected; the client
 // prints "sent M messages on N connections" and the server, once all N
@@ -65,7 +69,6 @@ constexpr uint32_t kHdr = 16;		// conn, seq, flags, size
 constexpr uint32_t kFlagLast = 1;
 constexpr uint32_t kAckLen = 8;
 constexpr uint32_t kAckRecvs = 8;	// client receives for acknowledgements
-constexpr uint32_t kInFlight = 64;	// connections being set up at once
 constexpr uint32_t kPdataLen = 12;	// conn, size, window
 
 [[noreturn]] void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -102,6 +105,7 @@ struct Opts {
 	bool server = false, faults = false;
 	std::string addr, port = "18800", src;
 	uint32_t n = 1, size = 4096, window = 8, first = 0;
+	uint32_t setup = 64;	// -P: connections being set up at once
 	int duration = 10, timeout = 120;
 };
 
@@ -507,7 +511,7 @@ int client(Proc &p)
 
 	uint32_t started = 0, up = 0;
 	auto t0 = Clock::now();
-	// Connections, at most kInFlight being set up at a time.
+	// Connections, at most -P being set up at a time.
 	for (;;) {
 		uint32_t setting = 0, settled = 0;
 		up = 0;
@@ -523,7 +527,7 @@ int client(Proc &p)
 		}
 		if (settled == p.o.n || p.device_gone)
 			break;
-		while (started < p.o.n && setting < kInFlight) {
+		while (started < p.o.n && setting < p.o.setup) {
 			auto c = std::make_unique<Conn>();
 			c->num = p.o.first + started;
 			c->size = p.o.size;
@@ -602,7 +606,7 @@ void usage()
 	std::fprintf(stderr,
 		     "usage: xiw-stream -a ADDR -n N [-p PORT] [-T SECS] [-F]\n"
 		     "       xiw-stream -c ADDR -n N [-p PORT] [-T SECS] [-F] [-d SECS] [-s SIZE]\n"
-		     "                  [-w WINDOW] [-b SRC] [-i FIRST]\n");
+		     "                  [-w WINDOW] [-b SRC] [-i FIRST] [-P SETUP]\n");
 	std::exit(2);
 }
 
@@ -624,7 +628,7 @@ int main(int argc, char **argv)
 	bool have = false;
 
 	signal(SIGPIPE, SIG_IGN);
-	while ((opt = getopt(argc, argv, "a:c:n:p:T:Fd:s:w:b:i:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:c:n:p:T:Fd:s:w:b:i:P:")) != -1) {
 		switch (opt) {
 		case 'a': p.o.server = true; p.o.addr = optarg; have = true; break;
 		case 'c': p.o.server = false; p.o.addr = optarg; have = true; break;
@@ -637,6 +641,7 @@ int main(int argc, char **argv)
 		case 'w': p.o.window = num(optarg, 1, 256); break;
 		case 'b': p.o.src = optarg; break;
 		case 'i': p.o.first = num(optarg, 0, 1u << 30); break;
+		case 'P': p.o.setup = num(optarg, 1, 4096); break;
 		default: usage();
 		}
 	}
