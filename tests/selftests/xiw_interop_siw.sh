@@ -10,9 +10,10 @@
 #
 # Every case runs in both directions (xiw client -> siw server and siw
 # client -> xiw server): rping with data verification over IPv4 and IPv6,
-# perftest's Send/Write/Read bandwidth and latency tests, and all of it
-# again with MPA CRC on (xiw's mpa_crc=prefer; siw uses CRC when its peer
-# asks).  Debian 12's perftest 4.5 resolves -R addresses as IPv4 only: over
+# perftest's Send/Write/Read bandwidth and latency tests; then with MPA
+# CRC on (xiw's mpa_crc=prefer; siw uses CRC when its peer asks) rping and
+# xiw-perf's verified measurements, perftest with CRC in the MPA rev 1
+# cases.  Debian 12's perftest 4.5 resolves -R addresses as IPv4 only: over
 # IPv6 the same six measurements (Send, Write and Read bandwidth and
 # latency) are made by our own xiw-perf (userspace/tools/xiw-perf.cc), on
 # the same librdmacm and libsiw, with every message's data verified.
@@ -431,7 +432,7 @@ else
 fi
 
 ktap_header
-ktap_plan 22
+ktap_plan 16
 for c in xiw siw; do
 	if [ $c = xiw ]; then d="xiw client -> siw server"; else d="siw client -> xiw server"; fi
 	interop "$d: rping 50 x 1000 B, IPv4" case_rping $c 0 4 50 1000
@@ -442,12 +443,10 @@ for c in xiw siw; do
 		case_perf $c 0 "ib_send_lat ib_write_lat ib_read_lat" -n 200 -s 64
 	interop "$d: xiw-perf send/write/read bw 64 KiB and lat 64 B, verified, IPv6" \
 		case_xperf $c 0 6
+	# With CRC: rping, and xiw-perf's verified Send, Write and Read
+	# bandwidth and latency (the perftest tools add nothing to these
+	# on the wire; they run with CRC in the MPA rev 1 cases below).
 	interop "$d, CRC: rping 20 x 65000 B, IPv4" case_rping $c 1 4 20 65000
-	interop "$d, CRC: rping 20 x 65000 B, IPv6" case_rping $c 1 6 20 65000
-	interop "$d, CRC: ib_send_bw, ib_write_bw, ib_read_bw 64 KiB" \
-		case_perf $c 1 "ib_send_bw ib_write_bw ib_read_bw" -n 200 -s 65536
-	interop "$d, CRC: ib_send_lat, ib_write_lat, ib_read_lat 64 B" \
-		case_perf $c 1 "ib_send_lat ib_write_lat ib_read_lat" -n 200 -s 64
 	interop "$d, CRC: xiw-perf send/write/read bw 64 KiB and lat 64 B, verified, IPv6" \
 		case_xperf $c 1 6
 done
