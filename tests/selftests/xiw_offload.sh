@@ -101,6 +101,7 @@ write_bw() {
 # largest_fpdu FUNC ARGS: FUNC under capture on xfb0; LARGEST = the
 # largest DDP segment payload the client sent (xiw-peer decode).
 largest_fpdu() {
+	local errs
 	capture_start "$NSB" xfb0 "$XIW_TMP/wire.pcap"
 	"$@"
 	capture_stop
@@ -110,8 +111,8 @@ largest_fpdu() {
 		{ tail -n 20 "$XIW_TMP/decode.txt" | sed 's/^/# /'; fail "decode failed"; }
 	# Packets the capture missed (a gap) end a direction's decode; any
 	# other error (CRC, framing) is xiw's.
-	! grep -E "^ +! " "$XIW_TMP/decode.txt" | grep -v "! gap: " | head | sed 's/^/# /' | grep -q . ||
-		fail "the decoder found errors (CRC?)"
+	errs=$(grep -E "^ +! " "$XIW_TMP/decode.txt" | grep -v "! gap: " || true)
+	[ -z "$errs" ] || { head <<<"$errs" | sed 's/^/# /'; fail "the decoder found errors (CRC?)"; }
 	LARGEST=$(awk -v b="$B:" 'index($0, b) == 1 && / > / { on = 1; next } /^$/ { on = 0 }
 		on && /^  #/ { for (i = 1; i < NF; i++) if ($i == "len" && $(i + 1) + 0 > m) m = $(i + 1) + 0 }
 		END { print m + 0 }' "$XIW_TMP/decode.txt")
