@@ -595,6 +595,8 @@ int xiw_qp_modify(struct xiw_qp *qp, enum xiw_qp_state new);
 int xiw_qp_connect(struct xiw_qp *qp, const struct xiw_qp_transport_ops *tops,
 		   void *tctx, u32 ord, u32 ird);
 int xiw_sqe_fetch(struct xiw_qp *qp, struct xiw_ksqe *sqe);
+bool xiw_sqe_next_unsignalled(struct xiw_qp *qp);
+bool xiw_sqe_next_valid(struct xiw_qp *qp);
 int xiw_sqe_complete(struct xiw_qp *qp, const struct xiw_ksqe *sqe,
 		     u32 bytes, enum xiw_wc_status status);
 int xiw_sqe_complete_id(struct xiw_qp *qp, u64 id, u8 opcode, u16 flags,

@@ -248,12 +248,34 @@ void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
 }
 
 /*
+ * Kick the transmit engine on a CPU other than the caller's: the worker
+ * then frames and sends while the caller goes on posting.
+ */
+static void xiw_conn_kick_tx_beside(struct xiw_conn *conn)
+{
+	unsigned int cpu = conn->tx_cpu, self = raw_smp_processor_id();
+
+	if (cpu == self) {
+		cpu = cpumask_any_but(cpu_online_mask, self);
+		if (cpu >= nr_cpu_ids)
+			cpu = self;
+	}
+	if (!test_bit(XIW_CONN_TX_DEAD, &conn->flags))
+		queue_work_on(cpu, xiw_tx_wq, &conn->tx_work);
+}
+
+/*
  * New send work.  The doorbell of a user QP (a post_send system call)
- * runs the transmit engine right in the caller, as long as no one else
- * runs it: handing it to the worker costs a wakeup of another CPU and
- * the preemption of whatever spins there, which dominated small-message
- * latency (1-4 ms per ping-pong under qemu against 30 us).  Kernel
- * consumers may post from any context and always go through the worker.
+ * runs the transmit engine right in the caller when the consumer waits
+ * for the result (a signalled work request): handing it to a worker
+ * costs a wakeup of another CPU and the preemption of whatever spins
+ * there, which dominated small-message latency (1-4 ms per ping-pong
+ * under qemu against 30 us).  An unsignalled one means the consumer is
+ * streaming: a worker beside it takes the queue, and libsiw, which rings
+ * only when the kernel has taken the previous SQE, posts on without a
+ * system call while the worker frames whole batches into one sendmsg().
+ * Kernel consumers may post from any context and always go through the
+ * worker.
  */
 static void xiw_conn_sq_kick(struct xiw_qp *qp)
 {
@@ -262,11 +284,16 @@ static void xiw_conn_sq_kick(struct xiw_qp *qp)
 	if (!conn)
 		return;
 	if (!qp->kernel_verbs && in_task() &&
-	    !test_bit(XIW_CONN_TX_DEAD, &conn->flags) &&
-	    mutex_trylock(&conn->tx_mutex)) {
-		xiw_qp_tx_run(conn);
-		mutex_unlock(&conn->tx_mutex);
-		return;
+	    !test_bit(XIW_CONN_TX_DEAD, &conn->flags)) {
+		if (xiw_sqe_next_unsignalled(qp)) {
+			xiw_conn_kick_tx_beside(conn);
+			return;
+		}
+		if (mutex_trylock(&conn->tx_mutex)) {
+			xiw_qp_tx_run(conn);
+			mutex_unlock(&conn->tx_mutex);
+			return;
+		}
 	}
 	xiw_conn_kick_tx(conn);
 }

@@ -179,8 +179,18 @@ static int xiw_sqe_take_locked(struct xiw_qp *qp, struct xiw_ksqe *out)
 		int rv = 0;
 
 		/* Pairs with libsiw's atomic store of the flags (VALID last). */
-		if (!(smp_load_acquire(&sqe->flags) & XIW_WQE_VALID))
-			return -ENOENT;
+		if (!(smp_load_acquire(&sqe->flags) & XIW_WQE_VALID)) {
+			/*
+			 * libsiw rings only if it finds the SQE before its new
+			 * one taken (its seq_cst store, then load).  Order our
+			 * release of that SQE before a second look here, or
+			 * both sides could miss the other and the queue stall
+			 * while the transmit engine runs beside the poster.
+			 */
+			smp_mb();
+			if (!(smp_load_acquire(&sqe->flags) & XIW_WQE_VALID))
+				return -ENOENT;
+		}
 		memcpy(&tmp, sqe, sizeof(tmp));
 		/* Done reading: the slot belongs to userspace again. */
 		smp_store_release(&sqe->flags, 0);
@@ -219,6 +229,45 @@ static int xiw_sqe_take_locked(struct xiw_qp *qp, struct xiw_ksqe *out)
 		}
 		return rv;
 	}
+}
+
+/**
+ * xiw_sqe_next_valid - is a posted SQE waiting to be taken?
+ * @qp: the QP
+ *
+ * A peek for the transmit engine's choice of ending a batch: a stale
+ * answer only moves a batch boundary.  Any context.
+ */
+bool xiw_sqe_next_valid(struct xiw_qp *qp)
+{
+	u32 idx = READ_ONCE(qp->sq_get) % qp->num_sqe;
+
+	if (qp->kernel_verbs)
+		return READ_ONCE(((struct xiw_ksqe *)qp->sendq)[idx].flags) &
+		       XIW_WQE_VALID;
+	return READ_ONCE(((struct xiw_sqe *)qp->sendq)[idx].flags) &
+	       XIW_WQE_VALID;
+}
+
+/**
+ * xiw_sqe_next_unsignalled - is the oldest posted SQE an unsignalled one?
+ * @qp: a user QP
+ *
+ * A peek for the doorbell's choice of who runs the transmit engine: the
+ * answer may be stale by the time it is used, and nothing is consumed.
+ * Any context.
+ */
+bool xiw_sqe_next_unsignalled(struct xiw_qp *qp)
+{
+	const struct xiw_sqe *sqe;
+	u16 flags;
+
+	if (qp->kernel_verbs || qp->sig_all)
+		return false;
+	sqe = &((const struct xiw_sqe *)qp->sendq)[READ_ONCE(qp->sq_get) %
+						   qp->num_sqe];
+	flags = READ_ONCE(sqe->flags);
+	return (flags & XIW_WQE_VALID) && !(flags & XIW_WQE_SIGNALLED);
 }
 
 /**

@@ -1051,17 +1051,32 @@ static int xiw_tx_build(struct xiw_conn *conn, bool *built)
 }
 
 /*
+ * More to frame right now: the rest of the current message, a Read or
+ * Atomic Response, or a posted work request.  A peek; the engine looks
+ * again before it stops.
+ */
+static bool xiw_tx_work_waiting(struct xiw_conn *conn)
+{
+	return (conn->tx_sqe_active && !conn->tx_complete) ||
+	       READ_ONCE(conn->irq_count) || xiw_sqe_next_valid(conn->qp);
+}
+
+/*
  * Keep the FPDU just built in tx_buf and frame the next one behind it?
  * While small copied FPDUs leave room for another, of the same message or
  * of the next work request or Read Response: the batch then reaches TCP
  * in one call.  A work request whose FPDUs all sit in tx_buf completes
- * before the batch goes out: its payload is copied already, just as TCP's
- * send buffer holds it once sendmsg() returns.  The engine hands a batch
- * to TCP before it stops for any reason (xiw_tx_end_batch()).
+ * when the engine gets to it, before or after the batch goes out: its
+ * payload is copied already, just as TCP's send buffer holds it once
+ * sendmsg() returns.  With nothing else waiting the batch goes out first,
+ * so the completion and the look for more work are not on the path to
+ * the peer.  The engine hands a batch to TCP before it stops for any
+ * reason (xiw_tx_end_batch()).
  */
 static bool xiw_tx_batch_more(struct xiw_conn *conn, u32 *batch)
 {
 	if (conn->tx_zc_n || READ_ONCE(conn->term_pending) ||
+	    !xiw_tx_work_waiting(conn) ||
 	    conn->tx_last_len >= XIW_TX_ZC_MIN ||
 	    XIW_TX_BUF_LEN - conn->tx_len < conn->tx_last_len + 256 ||
 	    ++*batch >= conn->tx_batch) {
