@@ -154,6 +154,9 @@ static const char * const xiw_cep_state_names[XIW_CEP_NUM_STATES] = {
  *	DISCONNECT and CLOSE next
  * @disconnected: DISCONNECT was raised
  * @llp_down: xiw_conn_llp_down() was called for this connection
+ * @cb_quiet: xiw_cep_start_connect() handles what the TCP handshake does
+ *	during kernel_connect() itself: the socket callbacks queue no work
+ *	meanwhile; written under the socket's sk_callback_lock
  */
 struct xiw_cep {
 	struct xiw_sk_user sku;
@@ -202,6 +205,7 @@ struct xiw_cep {
 	bool connected;
 	bool disconnected;
 	bool llp_down;
+	bool cb_quiet;
 };
 
 /* CM work and timeouts of all endpoints (unbound, not ordered). */
@@ -216,6 +220,7 @@ static atomic_t xiw_cep_next_id = ATOMIC_INIT(0);
 static const struct xiw_conn_cm_ops xiw_cm_conn_ops;
 static void xiw_cep_work_fn(struct work_struct *work);
 static void xiw_cep_timer_fn(struct work_struct *work);
+static void xiw_cep_connected(struct xiw_cep *cep);
 
 static const char *xiw_cep_state_name(enum xiw_cep_state state)
 {
@@ -348,7 +353,7 @@ static void xiw_cm_data_ready(struct sock *sk)
 
 	read_lock_bh(&sk->sk_callback_lock);
 	cep = xiw_sk_cep(sk);
-	if (cep)
+	if (cep && !cep->cb_quiet)
 		xiw_cep_queue_work(cep);
 	read_unlock_bh(&sk->sk_callback_lock);
 }
@@ -378,7 +383,8 @@ static void xiw_cm_state_change(struct sock *sk)
 	cep = xiw_sk_cep(sk);
 	if (cep) {
 		orig = cep->saved_state_change;
-		xiw_cep_queue_work(cep);
+		if (!cep->cb_quiet)
+			xiw_cep_queue_work(cep);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
 	if (orig)
@@ -394,7 +400,8 @@ static void xiw_cm_error_report(struct sock *sk)
 	cep = xiw_sk_cep(sk);
 	if (cep) {
 		orig = cep->saved_error_report;
-		xiw_cep_queue_work(cep);
+		if (!cep->cb_quiet)
+			xiw_cep_queue_work(cep);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
 	if (orig)
@@ -979,17 +986,29 @@ static int xiw_cep_start_connect(struct xiw_cep *cep)
 	cep->rx_len = 0;
 	cep->tx_len = 0;
 	memset(&cep->peer, 0, sizeof(cep->peer));
+	/*
+	 * On a local or virtual link the handshake often completes inside
+	 * kernel_connect(): the MPA Request then goes out from here, not
+	 * from a work item the state change would wake another CPU for.
+	 */
+	cep->cb_quiet = true;
 	xiw_cep_sock_attach(cep, sock, NULL);
 	rv = kernel_connect(sock, (struct sockaddr *)raddr, alen, O_NONBLOCK);
+	write_lock_bh(&sock->sk->sk_callback_lock);
+	cep->cb_quiet = false;
+	write_unlock_bh(&sock->sk->sk_callback_lock);
 	if (rv && rv != -EINPROGRESS) {
 		xiw_cep_sock_release(cep, true);
 		cep->state = XIW_CEP_IDLE;
 		return rv;
 	}
 	xiw_cep_arm_timer(cep, XIW_CM_CONNECT_TIMEOUT);
-	/* Connected already, or refused before the callbacks were in. */
+	/*
+	 * Connected already, or refused meanwhile: go on here.  A later
+	 * change of the socket queues the work, which waits for our mutex.
+	 */
 	if (!rv || READ_ONCE(sock->sk->sk_state) != TCP_SYN_SENT)
-		xiw_cep_queue_work(cep);
+		xiw_cep_connected(cep);
 	return 0;
 
 err_release:

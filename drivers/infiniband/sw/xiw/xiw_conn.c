@@ -538,7 +538,14 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	lock_sock(sk);
 	xiw_conn_data_ready(sk);
 	release_sock(sk);
-	xiw_conn_kick_tx(conn);
+	/*
+	 * Work posted before the connection, or the RTR, needs the engine;
+	 * otherwise the first doorbell starts it (waking a worker for
+	 * nothing cost every connection setup a cross-CPU wakeup).  What
+	 * the receive path queues for it, it kicks for itself.
+	 */
+	if (conn->rtr_tx || xiw_sqe_next_valid(qp))
+		xiw_conn_kick_tx(conn);
 	return 0;
 
 err_free:
