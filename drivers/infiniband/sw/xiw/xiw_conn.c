@@ -33,7 +33,8 @@ static atomic_t xiw_tx_next_cpu = ATOMIC_INIT(0);
 void xiw_conn_kick_tx(struct xiw_conn *conn)
 {
 	if (!test_bit(XIW_CONN_TX_DEAD, &conn->flags))
-		queue_work_on(conn->tx_cpu, xiw_tx_wq, &conn->tx_work);
+		queue_work_on(READ_ONCE(conn->tx_cpu), xiw_tx_wq,
+			      &conn->tx_work);
 }
 
 /* Find the connection of a socket; caller holds sk_callback_lock. */
@@ -249,16 +250,21 @@ void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
 
 /*
  * Kick the transmit engine on a CPU other than the caller's: the worker
- * then frames and sends while the caller goes on posting.
+ * then frames and sends while the caller goes on posting.  The worker
+ * moves there for good: its own re-kicks (budget spent, socket writable
+ * again) must not land on the poster's CPU, where it would wait for a
+ * spinning poller to be preempted.
  */
 static void xiw_conn_kick_tx_beside(struct xiw_conn *conn)
 {
-	unsigned int cpu = conn->tx_cpu, self = raw_smp_processor_id();
+	unsigned int cpu = READ_ONCE(conn->tx_cpu);
+	unsigned int self = raw_smp_processor_id();
 
 	if (cpu == self) {
 		cpu = cpumask_any_but(cpu_online_mask, self);
 		if (cpu >= nr_cpu_ids)
 			cpu = self;
+		WRITE_ONCE(conn->tx_cpu, cpu);
 	}
 	if (!test_bit(XIW_CONN_TX_DEAD, &conn->flags))
 		queue_work_on(cpu, xiw_tx_wq, &conn->tx_work);

@@ -165,7 +165,8 @@ struct xiw_tx_pq {
  * @saved_data_ready: socket callback replaced by xiw_conn_start()
  * @saved_write_space: socket callback replaced by xiw_conn_start()
  * @flags: XIW_CONN_* bits
- * @tx_cpu: CPU @tx_work runs on
+ * @tx_cpu: CPU @tx_work runs on; a streaming doorbell may move it away
+ *	from the poster's CPU (READ_ONCE/WRITE_ONCE)
  * @tx_work: transmit engine (xiw_qp_tx.c)
  * @tx_mutex: held while the transmit engine runs, by @tx_work or by the
  *	doorbell of a user QP running it in the caller's context; guards the

@@ -1031,17 +1031,16 @@ static int xiw_tx_build(struct xiw_conn *conn, bool *built)
 		return xiw_tx_build_sqe(conn, built);
 	/*
 	 * A response queued after this check is seen by the run its
-	 * enqueuer kicks; xiw_tx_build_read_resp() builds nothing without
-	 * the buffers.
+	 * enqueuer kicks.
 	 */
 	if (READ_ONCE(conn->irq_count)) {
 		rv = xiw_tx_bufs(conn);
 		if (rv)
 			return rv;
+		rv = xiw_tx_build_read_resp(conn, built);
+		if (rv || *built)
+			return rv;
 	}
-	rv = xiw_tx_build_read_resp(conn, built);
-	if (rv || *built)
-		return rv;
 	if (!conn->tx_sqe_active && !xiw_tx_next_sqe(conn))
 		return 0;
 	rv = xiw_tx_bufs(conn);
