@@ -1007,8 +1007,13 @@ static int xiw_cep_start_connect(struct xiw_cep *cep)
 	 * Connected already, or refused meanwhile: go on here.  A later
 	 * change of the socket queues the work, which waits for our mutex.
 	 */
-	if (!rv || READ_ONCE(sock->sk->sk_state) != TCP_SYN_SENT)
+	if (!rv || READ_ONCE(sock->sk->sk_state) != TCP_SYN_SENT) {
 		xiw_cep_connected(cep);
+		/* Whatever the peer sent meanwhile woke no one. */
+		if (cep->state == XIW_CEP_AWAIT_REP &&
+		    !skb_queue_empty_lockless(&sock->sk->sk_receive_queue))
+			xiw_cep_queue_work(cep);
+	}
 	return 0;
 
 err_release:
@@ -1372,6 +1377,11 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *params)
 		xiw_qp_put(qp);
 		return -ENOMEM;
 	}
+	/*
+	 * This call's own reference: the connection's may be gone before
+	 * we unlock, should the connect fail within the call.
+	 */
+	xiw_cep_get(cep);
 	mutex_lock(&cep->mutex);
 	cep->active = true;
 	cep->qp = qp;
@@ -1397,12 +1407,14 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *params)
 		xiw_cep_drop_qp(cep);
 		cep->state = XIW_CEP_CLOSED;
 		mutex_unlock(&cep->mutex);
-		xiw_cep_put(cep);
+		xiw_cep_put(cep);	/* the connection's */
+		xiw_cep_put(cep);	/* ours */
 		return rv;
 	}
 	xiw_dbg_cep(cep, "connecting %pISpc -> %pISpc\n", &id->m_local_addr,
 		    &id->m_remote_addr);
 	mutex_unlock(&cep->mutex);
+	xiw_cep_put(cep);
 	return 0;
 }
 

@@ -261,7 +261,10 @@ static void xiw_conn_kick_tx_beside(struct xiw_conn *conn)
 	unsigned int self = raw_smp_processor_id();
 
 	if (cpu == self) {
-		cpu = cpumask_any_but(cpu_online_mask, self);
+		/* The next CPU up: streams of many QPs stay spread. */
+		cpu = cpumask_next(self, cpu_online_mask);
+		if (cpu >= nr_cpu_ids)
+			cpu = cpumask_first(cpu_online_mask);
 		if (cpu >= nr_cpu_ids)
 			cpu = self;
 		WRITE_ONCE(conn->tx_cpu, cpu);
