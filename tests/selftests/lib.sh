@@ -13,7 +13,8 @@
 # Commands:  xrun CMD... prints "# + CMD" and CMD's output as diagnostics;
 #            xget VAR CMD... does the same and keeps the output in VAR;
 #            xfail CMD... expects CMD to fail.
-# Waiting:   wait_for TIMEOUT CMD... polls CMD every 0.1 s for TIMEOUT s.
+# Waiting:   wait_for TIMEOUT CMD... polls CMD every 0.1 s for TIMEOUT s;
+#            xiw_sleep SECONDS sleeps without starting a process.
 # Objects:   add_dummy, add_veth, setup_ns, xiw_add (xiw_on_dummies) record
 #            what they create;
 #            cleanup (also the EXIT trap) deletes it.  need_module loads a
@@ -59,7 +60,49 @@ ktap_finish() {
 	exit 0
 }
 
-diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+# The helpers below start as few processes as they can: under TCG every
+# exec costs 60-200 ms (a case's setup, cleanup and leak check used to
+# spend several seconds in sed, awk, sort and sleep alone).
+
+# quote TEXT: TEXT's lines as diagnostics ("# " before each line).
+quote() {
+	local _q=$1
+	[ -n "$_q" ] || return 0
+	_q=${_q%$'\n'}
+	printf '# %s\n' "${_q//$'\n'/$'\n'# }"
+}
+
+# quote_file FILE...: each FILE's lines as diagnostics; large files go
+# through sed.
+quote_file() {
+	local _qf _qt
+	for _qf in "$@"; do
+		[ -s "$_qf" ] || continue
+		_qt=
+		IFS= read -r -d '' -N 65536 _qt <"$_qf" || :
+		if ((${#_qt} < 65536)); then
+			quote "$_qt"
+		else
+			sed 's/^/# /' "$_qf"
+		fi
+	done
+}
+
+diag() {
+	local _d
+	for _d in "$@"; do
+		quote "$_d"$'\n'
+	done
+}
+
+# xiw_sleep SECONDS: sleep(1) without a process: a read with a timeout on
+# a pipe of our own that nobody writes.
+xiw_sleep() {
+	if [ -z "${XIW_SLEEP_FD:-}" ] || ! { : >&"$XIW_SLEEP_FD"; } 2>/dev/null; then
+		exec {XIW_SLEEP_FD}<> <(:) || { sleep "$1"; return 0; }
+	fi
+	read -r -t "$1" -u "$XIW_SLEEP_FD" _ || :
+}
 
 # Inside a case: stop it as failed or skipped.
 fail() { diag "FAIL: $*"; exit 1; }
@@ -69,7 +112,7 @@ xrun() {
 	local rc=0
 	echo "# + $*"
 	"$@" >"$XIW_TMP/out" 2>&1 || rc=$?
-	sed 's/^/# /' "$XIW_TMP/out"
+	quote_file "$XIW_TMP/out"
 	((rc == 0)) || echo "# (exit $rc)"
 	return "$rc"
 }
@@ -80,9 +123,9 @@ xget() {
 	shift
 	echo "# + $*"
 	"$@" >"$XIW_TMP/out" 2>"$XIW_TMP/err" || _xg_rc=$?
-	sed 's/^/# /' "$XIW_TMP/out" "$XIW_TMP/err"
+	quote_file "$XIW_TMP/out" "$XIW_TMP/err"
 	((_xg_rc == 0)) || echo "# (exit $_xg_rc)"
-	printf -v "$_xg_var" '%s' "$(cat "$XIW_TMP/out")"
+	printf -v "$_xg_var" '%s' "$(<"$XIW_TMP/out")"
 	return "$_xg_rc"
 }
 
@@ -105,7 +148,7 @@ wait_for() {
 			echo "# wait_for: still failing after ${tmo}s: $*"
 			return 1
 		fi
-		sleep 0.1
+		xiw_sleep 0.1
 	done
 }
 
@@ -187,7 +230,7 @@ add_veth() {
 setup_ns() {
 	local _sn_var _sn_name
 	for _sn_var in "$@"; do
-		_sn_name=xiw-$_sn_var-$(mktemp -u XXXXXX)
+		ns_name _sn_name "$_sn_var"
 		xrun ip netns add "$_sn_name" || return 1
 		record netns "$_sn_name"
 		xrun ip -n "$_sn_name" link set lo up
@@ -195,20 +238,40 @@ setup_ns() {
 	done
 }
 
+# ns_name VAR TAG: a namespace name no one uses yet into VAR.
+ns_name() {
+	local _nn
+	while :; do
+		printf -v _nn 'xiw-%s-%04x%04x' "$2" $RANDOM $RANDOM
+		[ -e "/run/netns/$_nn" ] || break
+	done
+	printf -v "$1" '%s' "$_nn"
+}
+
+# ip_batch [IP-OPTION...] -- LINE...: one ip(8) process runs every LINE
+# (ip -batch), shown and checked like xrun.
+ip_batch() {
+	local -a _ibo
+	while (($#)) && [ "$1" != -- ]; do _ibo+=("$1"); shift; done
+	shift
+	printf '%s\n' "$@" >"$XIW_TMP/ip.batch"
+	xrun ip "${_ibo[@]}" -batch "$XIW_TMP/ip.batch"
+}
+
 # xiw_ns_pair IFA IFB ADDRA ADDRB DEVA DEVB [MTU]: namespaces NSA and NSB
 # joined by a veth pair, IFA in NSA with ADDRA/24 and IFB in NSB with
 # ADDRB/24 (MTU if given), and the xiw devices DEVA on IFA and DEVB on IFB.
 xiw_ns_pair() {
-	setup_ns NSA NSB
-	xrun ip link add "$1" netns "$NSA" type veth peer name "$2" netns "$NSB"
-	if [ -n "${7:-}" ]; then
-		xrun ip -n "$NSA" link set "$1" mtu "$7"
-		xrun ip -n "$NSB" link set "$2" mtu "$7"
-	fi
-	xrun ip -n "$NSA" addr add "$3/24" dev "$1"
-	xrun ip -n "$NSB" addr add "$4/24" dev "$2"
-	xrun ip -n "$NSA" link set "$1" up
-	xrun ip -n "$NSB" link set "$2" up
+	ns_name NSA NSA
+	ns_name NSB NSB
+	record netns "$NSA"
+	record netns "$NSB"
+	ip_batch -- "netns add $NSA" "netns add $NSB" \
+		"link add $1 netns $NSA type veth peer name $2 netns $NSB"
+	ip_batch -n "$NSA" -- "link set lo up" ${7:+"link set $1 mtu $7"} \
+		"addr add $3/24 dev $1" "link set $1 up"
+	ip_batch -n "$NSB" -- "link set lo up" ${7:+"link set $2 mtu $7"} \
+		"addr add $4/24 dev $2" "link set $2 up"
 	xrun ip netns exec "$NSA" rdma link add "$5" type xiw netdev "$1"
 	record rdma "$5"
 	xrun ip netns exec "$NSB" rdma link add "$6" type xiw netdev "$2"
@@ -238,9 +301,12 @@ capture_stop() {
 
 # cleanup: remove the recorded objects, newest first, and forget them.
 cleanup() {
-	local kind name pids
+	local kind name pids i
+	local -a objs
 	[ -s "$XIW_TMP/objects" ] || return 0
-	tac "$XIW_TMP/objects" | while read -r kind name; do
+	mapfile -t objs <"$XIW_TMP/objects"
+	for ((i = ${#objs[@]} - 1; i >= 0; i--)); do
+		kind=${objs[i]%% *} name=${objs[i]#* }
 		case $kind in
 		rdma)
 			if ibdev_exists "$name"; then
@@ -262,19 +328,33 @@ cleanup() {
 }
 
 cleanup_all() {
-	local mod
+	local i
+	local -a mods
 	cleanup
-	for mod in $(tac "$XIW_TMP/modules"); do
-		[ -d "/sys/module/$mod" ] && xrun rmmod "$mod"
+	mapfile -t mods <"$XIW_TMP/modules"
+	for ((i = ${#mods[@]} - 1; i >= 0; i--)); do
+		[ -d "/sys/module/${mods[i]}" ] && xrun rmmod "${mods[i]}"
 	done
 	rm -rf "$XIW_TMP"
 }
 
-# Snapshot of what a case could leak.
+# world: a snapshot of what a case could leak, one "KIND NAME" line each
+# (RDMA devices, the netdevs of this namespace, named namespaces), always
+# in the same order.
 world() {
-	ls "$IBDIR" 2>/dev/null | sed 's/^/ibdev /'
-	ip -o link show | awk -F': ' '{ sub("@.*", "", $2); print "netdev " $2 }'
-	ip netns list | awk '{ print "netns " $1 }'
+	local _wo
+	world_into _wo
+	printf '%s' "$_wo"
+}
+
+# world_into VAR: the snapshot into VAR, without a subshell.
+world_into() {
+	local _wi_out _w
+	_wi_out=
+	for _w in "$IBDIR"/*; do [ -e "$_w" ] && _wi_out+="ibdev ${_w##*/}"$'\n'; done
+	for _w in /sys/class/net/*; do [ -e "$_w" ] && _wi_out+="netdev ${_w##*/}"$'\n'; done
+	for _w in /run/netns/*; do [ -e "$_w" ] && _wi_out+="netns ${_w##*/}"$'\n'; done
+	printf -v "$1" '%s' "$_wi_out"
 }
 
 # run_case DESC FUNC [ARG...]
@@ -288,7 +368,7 @@ run_case() {
 	fi
 	echo "# ---- $desc"
 	local t0=$EPOCHSECONDS
-	world | sort >"$XIW_TMP/before"
+	world_into XIW_WORLD_BEFORE
 	rm -f "$XIW_TMP/skip"
 	# Not `( ... ) || rc=$?`: bash ignores set -e in anything left of ||.
 	(
@@ -299,7 +379,7 @@ run_case() {
 	rc=$?
 	cleanup
 	if ! wait_for "$WAIT_TIMEOUT" world_unchanged; then
-		diag "leaked objects:" "$(world | sort | comm -13 "$XIW_TMP/before" -)"
+		diag "leaked objects:" "$(comm -13 <(sort <<<"$XIW_WORLD_BEFORE") <(world | sort))"
 		((rc == 0 || rc == 4)) && rc=1
 	fi
 	echo "# case took $((EPOCHSECONDS - t0))s"
@@ -310,7 +390,11 @@ run_case() {
 	esac
 }
 
-world_unchanged() { world | sort | cmp -s "$XIW_TMP/before" -; }
+world_unchanged() {
+	local _now
+	world_into _now
+	[ "$_now" = "$XIW_WORLD_BEFORE" ]
+}
 
 # require_env: skip the whole test unless we are root with the tools and a
 # loadable xiw module.
