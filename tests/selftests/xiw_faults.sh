@@ -22,7 +22,8 @@
 # After a fault both processes must end within their timeout, what was
 # received must be intact, and no QP may be left on any xiw device; the VM
 # harness fails the run on any WARN, lockdep, KASAN or kmemleak report.
-# Load: 1024 connections from 8 client processes streaming for 60 s.
+# Load: 1024 connections (256 on the debug kernel) from 8 client
+# processes streaming for 60 s.
 . "$(dirname "$0")/lib.sh"
 
 require_env
@@ -211,14 +212,15 @@ t_failslab() {
 }
 
 t_load() {
-	local i rc=0 sent=0
+	local i rc=0 sent=0 n=$LOAD_CONNS per
+	per=$((n / 8))
 	pair
-	server 1024 400
+	server "$n" 400
 	for i in $(seq 0 7); do
 		# -P 8: 64 connection setups in flight across the 8 clients, so
 		# the one server answers each MPA Request well inside the MPA
-		# timeout even on the debug kernel.
-		client "$XIW_TMP/client$i.log" -n 128 -i $((i * 128)) -d 60 -s 4096 -w 4 -T 400 -P 8
+		# timeout.
+		client "$XIW_TMP/client$i.log" -n $per -i $((i * per)) -d 60 -s 4096 -w 4 -T 400 -P 8
 	done
 	for i in $(seq 0 7); do
 		finish "${cli_pids[$i]}" "$XIW_TMP/client$i.log" "client $i" || rc=1
@@ -226,10 +228,18 @@ t_load() {
 	finish "$srv_pid" "$XIW_TMP/server.log" server || rc=1
 	srv_pid= cli_pids=()
 	((rc == 0)) || fail "lost or damaged data under load"
-	grep -q "on 1024 connections, 0 bad, 0 ended early" "$XIW_TMP/server.log" ||
-		fail "server did not see 1024 clean connections"
+	grep -q "on $n connections, 0 bad, 0 ended early" "$XIW_TMP/server.log" ||
+		fail "server did not see $n clean connections"
 	check_no_qps
 }
+
+# The load: 1024 connections; 256 on the debug kernel, where KASAN and
+# lockdep under TCG slow the one server's accepts so far (70 ms each on
+# average, with stalls of several seconds) that with 1024 a few clients
+# saw their MPA Reply come after the 10 s MPA timeout
+# (RDMA_CM_EVENT_UNREACHABLE).  The distro kernels take all 1024.
+LOAD_CONNS=${XIW_LOAD_CONNS:-1024}
+[[ $(uname -r) != *xiwdebug* ]] || LOAD_CONNS=${XIW_LOAD_CONNS:-256}
 
 ktap_header
 ktap_plan 8
@@ -240,5 +250,5 @@ run_case "rdma link del with 64 streaming connections" t_link_del
 run_case "netdev unregister with 64 streaming connections" t_netdev_del
 run_case "rmmod xiw with 64 streaming connections" t_rmmod
 run_case "failslab while 64 connections set up and stream" t_failslab
-run_case "load: 1024 connections from 8 processes stream 60 s, verified" t_load
+run_case "load: $LOAD_CONNS connections from 8 processes stream 60 s, verified" t_load
 ktap_finish
