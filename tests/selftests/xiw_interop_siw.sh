@@ -305,12 +305,9 @@ perf_once() {
 	# synchronously, fails rdma_connect() itself.  Retry that race, and
 	# only that, with both sides anew: the server has gone on to wait for
 	# the test connection and would take a new client's setup connection
-	# for it.  A SYN that reaches the setup connection's listener while
-	# perftest tears it down is answered with an MPA Reject (the
-	# listener's pending requests are refused), which siw's client
-	# reports as a REJECTED event with ECONNREFUSED ("Failed to connect
-	# through RDMA CM. ERRNO: Connection refused"; perftest 4.5 then
-	# crashes on its error path): the same race.
+	# for it.  siw's client can also see the race as a REJECTED event
+	# with ECONNREFUSED ("Failed to connect through RDMA CM. ERRNO:
+	# Connection refused"; perftest 4.5 then crashes on its error path).
 	for try in 1 2 3; do
 		perf_server "$tool" "$@"
 		xrun timeout 120 ip netns exec "$cli_ns" "$tool" -R -d "$cli_dev" "$@" "$addr" && break
