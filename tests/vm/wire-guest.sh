@@ -71,19 +71,17 @@ steps=(
 	"a|$LOSS|perf ib_write_bw 65536 100|netem $LOSS: ib_write_bw 64 KiB"
 	"b|$REORDER|rping 6 20 65000|netem $REORDER: rping 20 x 65000 B, IPv6"
 )
-if [ -n "${WIRE_STEPS:-}" ] || [ "${WIRE_REPEAT:-1}" != 1 ]; then
-	picked=()
-	for i in ${WIRE_STEPS:-$(seq ${#steps[@]})}; do
-		if ! [[ $i =~ ^[0-9]+$ ]] || ((i < 1 || i > ${#steps[@]})); then
-			result "0 fail setup: no step '$i' (1-${#steps[@]})"
-			exit 1
-		fi
-		for _ in $(seq "${WIRE_REPEAT:-1}"); do
-			picked+=("${steps[i - 1]}")
-		done
+picked=()
+for i in ${WIRE_STEPS:-$(seq ${#steps[@]})}; do
+	if ! [[ $i =~ ^[0-9]+$ ]] || ((i < 1 || i > ${#steps[@]})); then
+		result "0 fail setup: no step '$i' (1-${#steps[@]})"
+		exit 1
+	fi
+	for _ in $(seq "${WIRE_REPEAT:-1}"); do
+		picked+=("${steps[i - 1]}")
 	done
-	steps=("${picked[@]}")
-fi
+done
+steps=("${picked[@]}")
 
 # The wire NIC, found by its address.
 nic=
