@@ -21,12 +21,15 @@
 
 /*
  * The framing buffer: a batch of FPDUs, or one FPDU as large as fits
- * (ULPDU_Length, ULPDU, pad, CRC, markers).  Exactly 64 KiB: the slab
- * rounds an allocation just past it up to 128 KiB.  The largest ULPDU an
+ * (ULPDU_Length, ULPDU, pad, CRC, markers).  It grows to 64 KiB at most,
+ * and exactly that much: the slab rounds an allocation just past it up to
+ * 128 KiB.  The largest ULPDU an
  * MSS of 64 KiB would allow is cut down to what fits, a few hundred
  * octets less: MULPDU is an upper bound, not a size every FPDU must have.
  */
 #define XIW_TX_BUF_LEN		SZ_64K
+/* Its size when first allocated; it doubles as FPDUs and batches need. */
+#define XIW_TX_BUF_MIN		SZ_4K
 
 /**
  * struct xiw_orq_entry - one of our RDMA Read or Atomic Requests awaiting
@@ -80,8 +83,13 @@ struct xiw_rx_untagged {
 	u32 buf_len;
 };
 
-/* Transmitted send work requests whose completion may still wait. */
+/*
+ * Transmitted send work requests whose completion may still wait: at most
+ * this many per connection, at least XIW_TX_PEND_MIN, else the send queue
+ * depth rounded up to a power of two.
+ */
 #define XIW_TX_PEND		128
+#define XIW_TX_PEND_MIN		16
 
 /* Page pieces of one zero-copy FPDU payload (64 KiB and a straddle). */
 #define XIW_TX_ZC_VECS		20
@@ -133,6 +141,7 @@ struct xiw_tx_pend {
  * @head: oldest entry
  * @count: entries in use
  * @stalled: the engine waits for a free entry
+ * @nslots: entries in @slot (constant)
  * @slot: the ring
  */
 struct xiw_tx_pq {
@@ -143,7 +152,8 @@ struct xiw_tx_pq {
 	u32 head;
 	u32 count;
 	bool stalled;
-	struct xiw_tx_pend slot[XIW_TX_PEND];
+	u32 nslots;
+	struct xiw_tx_pend slot[] __counted_by(nslots);
 };
 
 #define XIW_CONN_CLOSE_QUEUED	0	/* close_work queued or done */
@@ -202,7 +212,9 @@ struct xiw_tx_pq {
  * Transmit state, used by the transmit engine under @tx_mutex only:
  * @tx: FPDU framing state
  * @tx_buf: the FPDU being handed to TCP (allocated on first use, as is
- *	@tx_payload)
+ *	@tx_payload; grown from XIW_TX_BUF_MIN up to XIW_TX_BUF_LEN as the
+ *	FPDUs and batches framed need it)
+ * @tx_buf_cap: size of @tx_buf
  * @tx_len: octets in @tx_buf: one FPDU, or a batch of them
  * @tx_off: octets of @tx_buf TCP took
  * @tx_last_len: length of the FPDU built last
@@ -286,6 +298,7 @@ struct xiw_conn {
 
 	struct xiw_tx tx;
 	u8 *tx_buf;
+	u32 tx_buf_cap;
 	size_t tx_len;
 	size_t tx_off;
 	u32 tx_last_len;

@@ -108,6 +108,37 @@ static int xiw_tx_push(struct xiw_conn *conn, bool more)
 	return 0;
 }
 
+/*
+ * Make room in tx_buf for one more FPDU of @ulpdu octets behind what it
+ * holds (ULPDU_Length, pad, CRC and markers too).  The buffer
+ * starts small (a connection of small messages never needs 64 KiB) and
+ * grows by powers of two; what it holds is copied over.  Nothing else
+ * points into it: TCP copies from it within sendmsg(), and a zero-copy
+ * FPDU, whose headers sit at its start, is never batched behind.
+ */
+static int xiw_tx_buf_room(struct xiw_conn *conn, size_t ulpdu)
+{
+	size_t need;
+	u32 cap;
+	u8 *p;
+
+	lockdep_assert_held(&conn->tx_mutex);
+	need = conn->tx_len + xiw_mpa_fpdu_len(conn->tx.stream_pos,
+					       conn->tx.markers, (u32)ulpdu);
+	if (likely(need <= conn->tx_buf_cap) ||
+	    conn->tx_buf_cap >= XIW_TX_BUF_LEN)
+		return 0;
+	cap = min_t(size_t, roundup_pow_of_two(need), XIW_TX_BUF_LEN);
+	p = kvmalloc(cap, GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, conn->tx_buf, conn->tx_len);
+	kvfree(conn->tx_buf);
+	conn->tx_buf = p;
+	conn->tx_buf_cap = cap;
+	return 0;
+}
+
 /* Frame one DDP segment (header @h, @plen octets at @payload) into tx_buf. */
 static int xiw_tx_frame(struct xiw_conn *conn, const struct xiw_rdmap_hdr *h,
 			const u8 *payload, u32 plen)
@@ -122,10 +153,12 @@ static int xiw_tx_frame(struct xiw_conn *conn, const struct xiw_rdmap_hdr *h,
 	sl[0].len = hl;
 	sl[1].p = payload;
 	sl[1].len = plen;
+	if (xiw_tx_buf_room(conn, hl + plen))
+		return -ENOMEM;
 	/* Appended: a batch of FPDUs goes to TCP in one call. */
 	if (xiw_fpdu_build(&conn->tx, sl, plen ? 2 : 1,
 			   conn->tx_buf + conn->tx_len,
-			   XIW_TX_BUF_LEN - conn->tx_len, &len))
+			   conn->tx_buf_cap - conn->tx_len, &len))
 		return -EINVAL;
 	conn->tx_len += len;
 	conn->tx_last_len = len;
@@ -246,10 +279,13 @@ static void xiw_tx_pq_free(struct kref *ref)
  */
 struct xiw_tx_pq *xiw_tx_pq_create(struct xiw_conn *conn)
 {
-	struct xiw_tx_pq *pq = kzalloc(sizeof(*pq), GFP_KERNEL);
+	u32 n = clamp_t(u32, roundup_pow_of_two(max(conn->qp->num_sqe, 1U)),
+			XIW_TX_PEND_MIN, XIW_TX_PEND);
+	struct xiw_tx_pq *pq = kzalloc(struct_size(pq, slot, n), GFP_KERNEL);
 
 	if (!pq)
 		return NULL;
+	pq->nslots = n;
 	kref_init(&pq->ref);
 	spin_lock_init(&pq->lock);
 	pq->qp = conn->qp;
@@ -274,10 +310,10 @@ static void xiw_tx_pq_reap(struct xiw_tx_pq *pq)
 		if (!p->flushed && pq->qp)
 			xiw_sqe_complete_id(pq->qp, p->id, p->opcode, p->flags,
 					    p->bytes, p->status);
-		pq->head = (pq->head + 1) % XIW_TX_PEND;
+		pq->head = (pq->head + 1) % pq->nslots;
 		pq->count--;
 	}
-	if (pq->stalled && pq->count < XIW_TX_PEND && pq->conn) {
+	if (pq->stalled && pq->count < pq->nslots && pq->conn) {
 		pq->stalled = false;
 		xiw_conn_kick_tx(pq->conn);
 	}
@@ -294,7 +330,7 @@ static void xiw_tx_pq_flush(struct xiw_tx_pq *pq)
 	lockdep_assert_held(&pq->lock);
 
 	for (n = 0; n < pq->count; n++) {
-		struct xiw_tx_pend *p = &pq->slot[(pq->head + n) % XIW_TX_PEND];
+		struct xiw_tx_pend *p = &pq->slot[(pq->head + n) % pq->nslots];
 
 		if (p->flushed)
 			continue;
@@ -374,13 +410,13 @@ static int xiw_tx_pend_get(struct xiw_conn *conn, bool zc)
 		goto out;
 	}
 	spin_lock(&pq->lock);
-	if (pq->count == XIW_TX_PEND) {
+	if (pq->count == pq->nslots) {
 		pq->stalled = true;
 		spin_unlock(&pq->lock);
 		rv = -EBUSY;
 		goto out;
 	}
-	p = &pq->slot[(pq->head + pq->count) % XIW_TX_PEND];
+	p = &pq->slot[(pq->head + pq->count) % pq->nslots];
 	memset(p, 0, sizeof(*p));
 	p->pq = pq;
 	p->id = conn->tx_sqe.id;
@@ -985,9 +1021,10 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 
 /*
  * The framing buffer, allocated when the connection first has something
- * to send: a connection that never sends (or only receives) costs no
- * 64 KiB, and connection setup stays cheap (the kernel zeroes what it
- * allocates when init_on_alloc is on, as on Debian).  Freed with the
+ * to send: a connection that never sends (or only receives) costs none,
+ * and connection setup stays cheap (the kernel zeroes what it allocates
+ * when init_on_alloc is on, as on Debian).  It starts at XIW_TX_BUF_MIN
+ * and grows with what is framed (xiw_tx_buf_room()).  Freed with the
  * connection.  Caller holds tx_mutex.
  */
 static int xiw_tx_bufs(struct xiw_conn *conn)
@@ -995,8 +1032,11 @@ static int xiw_tx_bufs(struct xiw_conn *conn)
 	lockdep_assert_held(&conn->tx_mutex);
 	if (likely(conn->tx_buf))
 		return 0;
-	conn->tx_buf = kvmalloc(XIW_TX_BUF_LEN, GFP_KERNEL);
-	return conn->tx_buf ? 0 : -ENOMEM;
+	conn->tx_buf = kvmalloc(XIW_TX_BUF_MIN, GFP_KERNEL);
+	if (!conn->tx_buf)
+		return -ENOMEM;
+	conn->tx_buf_cap = XIW_TX_BUF_MIN;
+	return 0;
 }
 
 /* One step: build the next FPDU into tx_buf.  false: nothing to send. */
