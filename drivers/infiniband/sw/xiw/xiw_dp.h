@@ -23,9 +23,9 @@
  * The framing buffer: a batch of FPDUs, or one FPDU as large as fits
  * (ULPDU_Length, ULPDU, pad, CRC, markers).  It grows to 64 KiB at most,
  * and exactly that much: the slab rounds an allocation just past it up to
- * 128 KiB.  The largest ULPDU an
- * MSS of 64 KiB would allow is cut down to what fits, a few hundred
- * octets less: MULPDU is an upper bound, not a size every FPDU must have.
+ * 128 KiB.  The largest ULPDU an MSS of 64 KiB would allow is cut down to
+ * what fits, a few hundred octets less: MULPDU is an upper bound, not a
+ * size every FPDU must have.
  */
 #define XIW_TX_BUF_LEN		SZ_64K
 /* Its size when first allocated; it doubles as FPDUs and batches need. */

@@ -110,9 +110,9 @@ static int xiw_tx_push(struct xiw_conn *conn, bool more)
 
 /*
  * Make room in tx_buf for one more FPDU of @ulpdu octets behind what it
- * holds (ULPDU_Length, pad, CRC and markers too).  The buffer
- * starts small (a connection of small messages never needs 64 KiB) and
- * grows by powers of two; what it holds is copied over.  Nothing else
+ * holds (ULPDU_Length, pad, CRC and markers too).  The buffer starts
+ * small (a connection of small messages never needs 64 KiB) and grows by
+ * powers of two; what it holds is copied over.  Nothing else
  * points into it: TCP copies from it within sendmsg(), and a zero-copy
  * FPDU, whose headers sit at its start, is never batched behind.
  */
@@ -123,10 +123,12 @@ static int xiw_tx_buf_room(struct xiw_conn *conn, size_t ulpdu)
 	u8 *p;
 
 	lockdep_assert_held(&conn->tx_mutex);
+	/* Full grown: xiw_fpdu_build() checks the room itself. */
+	if (likely(conn->tx_buf_cap >= XIW_TX_BUF_LEN))
+		return 0;
 	need = conn->tx_len + xiw_mpa_fpdu_len(conn->tx.stream_pos,
 					       conn->tx.markers, (u32)ulpdu);
-	if (likely(need <= conn->tx_buf_cap) ||
-	    conn->tx_buf_cap >= XIW_TX_BUF_LEN)
+	if (need <= conn->tx_buf_cap)
 		return 0;
 	cap = min_t(size_t, roundup_pow_of_two(need), XIW_TX_BUF_LEN);
 	p = kvmalloc(cap, GFP_KERNEL);
