@@ -143,11 +143,11 @@ static const char * const xiw_cep_state_names[XIW_CEP_NUM_STATES] = {
  *	IRD/ORD and, for a retry, revision 1
  * @peer: the peer's MPA frame (@peer.pdata points into @rx_buf)
  * @agreed: the negotiated parameters
- * @rx_buf: the peer's MPA frame as received
+ * @rx_buf: the peer's MPA frame as received (XIW_MPA_FRAME_MAX octets,
+ *	allocated by the first read of it; freed by xiw_cep_mpa_done())
  * @rx_len: octets in @rx_buf
- * @tx_buf: our MPA frame
- * @tx_len: octets of @tx_buf sent
- * @pdata: active: the ULP's private data for the MPA Request
+ * @pdata: active: a copy of the ULP's private data for the MPA Request
+ *	(kept for a revision 1 retry; freed by xiw_cep_mpa_done())
  * @pdata_len: length of @pdata
  * @rev1_retried: active: the rev 2 Request failed, this is the rev 1 retry
  * @connected: CONNECT_REPLY(0) or ESTABLISHED was raised: iw_cm expects
@@ -194,11 +194,9 @@ struct xiw_cep {
 	struct xiw_mpa_policy policy;
 	struct xiw_mpa_frame peer;
 	struct xiw_mpa_params agreed;
-	u8 rx_buf[XIW_MPA_FRAME_MAX];
+	u8 *rx_buf;
 	u16 rx_len;
-	u8 tx_buf[XIW_MPA_FRAME_MAX];
-	u16 tx_len;
-	u8 pdata[MPA_MAX_PD_LEN];
+	u8 *pdata;
 	u16 pdata_len;
 
 	bool rev1_retried;
@@ -282,9 +280,29 @@ static void xiw_cep_release(struct kref *ref)
 	empty = list_empty(&xiw_cep_all);
 	spin_unlock_irqrestore(&xiw_cep_all_lock, flags);
 	mutex_destroy(&cep->mutex);
+	kfree(cep->rx_buf);
+	kfree(cep->pdata);
 	kfree(cep);
 	if (empty)
 		wake_up_all(&xiw_cep_gone);
+}
+
+/*
+ * The MPA exchange is over (the data path owns the connection and the
+ * upcall that announced it took its copy of the private data): the
+ * buffers it needed go, so that a connection keeps only what it uses.
+ */
+static void xiw_cep_mpa_done(struct xiw_cep *cep)
+{
+	lockdep_assert_held(&cep->mutex);
+	cep->peer.pdata = NULL;
+	cep->peer.pdata_len = 0;
+	kfree(cep->rx_buf);
+	cep->rx_buf = NULL;
+	cep->rx_len = 0;
+	kfree(cep->pdata);
+	cep->pdata = NULL;
+	cep->pdata_len = 0;
 }
 
 static void xiw_cep_get(struct xiw_cep *cep)
@@ -557,6 +575,12 @@ static int xiw_cep_recv_frame(struct xiw_cep *cep)
 	size_t need;
 	int rv;
 
+	if (!cep->rx_buf) {
+		cep->rx_buf = kmalloc(XIW_MPA_FRAME_MAX, GFP_KERNEL);
+		if (!cep->rx_buf)
+			return -ENOMEM;
+		cep->rx_len = 0;
+	}
 	for (;;) {
 		need = xiw_mpa_frame_need(cep->rx_buf, cep->rx_len);
 		if (cep->rx_len >= need)
@@ -575,25 +599,33 @@ static int xiw_cep_recv_frame(struct xiw_cep *cep)
 	}
 }
 
-/* Frame @f with @pdata into tx_buf and send it. */
+/*
+ * Frame @f with @pdata and send it.  The frame goes out whole before this
+ * returns, so its buffer lives for the call only.
+ */
 static int xiw_cep_send_frame(struct xiw_cep *cep, struct xiw_mpa_frame *f,
 			      const void *pdata, u16 pdata_len)
 {
 	enum xiw_proto_err err;
 	size_t len;
+	u8 *buf;
 	int rv;
 
+	buf = kmalloc(XIW_MPA_FRAME_MAX, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
 	f->pdata = pdata_len ? pdata : NULL;
 	f->pdata_len = pdata_len;
-	err = xiw_mpa_frame_build(f, cep->tx_buf, sizeof(cep->tx_buf), &len);
+	err = xiw_mpa_frame_build(f, buf, XIW_MPA_FRAME_MAX, &len);
 	if (err) {
 		xiw_dbg_cep(cep, "cannot build MPA frame: %s\n",
 			    xiw_proto_err_name(err));
-		return -EINVAL;
+		rv = -EINVAL;
+		goto out;
 	}
-	rv = xiw_cep_send(cep, cep->tx_buf, len);
-	if (!rv)
-		cep->tx_len = (u16)len;
+	rv = xiw_cep_send(cep, buf, len);
+out:
+	kfree(buf);
 	return rv;
 }
 
@@ -984,7 +1016,6 @@ static int xiw_cep_start_connect(struct xiw_cep *cep)
 
 	cep->state = XIW_CEP_CONNECTING;
 	cep->rx_len = 0;
-	cep->tx_len = 0;
 	memset(&cep->peer, 0, sizeof(cep->peer));
 	/*
 	 * On a local or virtual link the handshake often completes inside
@@ -1143,9 +1174,9 @@ static void xiw_cep_proc_reply(struct xiw_cep *cep)
 		return;
 	if (rv < 0) {
 		/* Closed on our Request without a word: maybe rev 1 only. */
-		if (!cep->rx_len && xiw_cep_retry_rev1(cep))
+		if (rv != -ENOMEM && !cep->rx_len && xiw_cep_retry_rev1(cep))
 			return;
-		xiw_cep_connect_failed(cep, -ECONNRESET);
+		xiw_cep_connect_failed(cep, rv == -ENOMEM ? rv : -ECONNRESET);
 		return;
 	}
 	err = xiw_mpa_frame_parse(cep->rx_buf, cep->rx_len, &cep->peer,
@@ -1190,6 +1221,7 @@ static void xiw_cep_proc_reply(struct xiw_cep *cep)
 		    cep->agreed.rev, cep->agreed.crc, cep->agreed.ird,
 		    cep->agreed.ord, cep->agreed.p2p);
 	rv = xiw_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0);
+	xiw_cep_mpa_done(cep);
 	if (rv)
 		xiw_cep_upcall_lost(cep, rv);
 }
@@ -1377,6 +1409,15 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *params)
 		xiw_qp_put(qp);
 		return -ENOMEM;
 	}
+	if (params->private_data_len) {
+		cep->pdata = kmemdup(params->private_data,
+				     params->private_data_len, GFP_KERNEL);
+		if (!cep->pdata) {
+			xiw_cep_put(cep);
+			xiw_qp_put(qp);
+			return -ENOMEM;
+		}
+	}
 	/*
 	 * This call's own reference: the connection's may be gone before
 	 * we unlock, should the connect fail within the call.
@@ -1388,9 +1429,6 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *params)
 	xiw_dev_cfg_policy(&cep->cfg, true, &cep->policy);
 	cep->policy.ird = params->ird;
 	cep->policy.ord = params->ord;
-	if (params->private_data_len)
-		memcpy(cep->pdata, params->private_data,
-		       params->private_data_len);
 	cep->pdata_len = params->private_data_len;
 	memcpy(&cep->peer_addr, &id->m_remote_addr, sizeof(cep->peer_addr));
 	id->add_ref(id);
@@ -1497,6 +1535,7 @@ int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *params)
 		    cep->agreed.ord, cep->agreed.p2p);
 	/* iw_cm's reference becomes the data path's. */
 	rv = xiw_cep_upcall(cep, id, IW_CM_EVENT_ESTABLISHED, 0);
+	xiw_cep_mpa_done(cep);
 	if (rv)
 		xiw_cep_upcall_lost(cep, rv);
 	mutex_unlock(&cep->mutex);

@@ -352,6 +352,7 @@ static void xiw_conn_free(struct xiw_conn *conn)
 		xiw_offload_put(conn->offload);
 	xiw_tx_pq_detach(conn);
 	kvfree(conn->tx_payload);
+	kfree(conn->tx_zc_vec);
 	kvfree(conn->tx_buf);
 	kfree(conn->irq);
 	kfree(conn->orq);

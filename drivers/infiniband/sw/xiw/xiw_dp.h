@@ -28,8 +28,13 @@
  * size every FPDU must have.
  */
 #define XIW_TX_BUF_LEN		SZ_64K
-/* Its size when first allocated; it doubles as FPDUs and batches need. */
-#define XIW_TX_BUF_MIN		SZ_4K
+/*
+ * Its size when first allocated (a 1 KiB message fits, framed); it doubles
+ * as FPDUs and batches need.
+ */
+#define XIW_TX_BUF_MIN		SZ_2K
+/* The payload bounce buffer's first size, for small messages. */
+#define XIW_TX_PAYLOAD_MIN	512
 
 /**
  * struct xiw_orq_entry - one of our RDMA Read or Atomic Requests awaiting
@@ -227,7 +232,8 @@ struct xiw_tx_pq {
  * @tx_sqe_len: total payload of @tx_sqe
  * @tx_sqe_off: payload octets of @tx_sqe framed so far
  * @tx_zc_vec: page pieces of a zero-copy FPDU's payload, sent after
- *	@tx_buf (which then holds ULPDU_Length and the headers only)
+ *	@tx_buf (which then holds ULPDU_Length and the headers only);
+ *	XIW_TX_ZC_VECS entries, allocated by the first zero-copy FPDU
  * @tx_zc_n: entries of @tx_zc_vec, 0 for an FPDU built in @tx_buf
  * @tx_zc_len: payload octets in @tx_zc_vec
  * @tx_zc_off: payload octets TCP took
@@ -303,7 +309,7 @@ struct xiw_conn {
 	size_t tx_off;
 	u32 tx_last_len;
 	bool tx_more;
-	struct bio_vec tx_zc_vec[XIW_TX_ZC_VECS];
+	struct bio_vec *tx_zc_vec;
 	unsigned int tx_zc_n;
 	u32 tx_zc_len;
 	u32 tx_zc_off;

@@ -568,7 +568,8 @@ static int xiw_tx_payload_room(struct xiw_conn *conn, u32 len)
 	lockdep_assert_held(&conn->tx_mutex);
 	if (likely(len <= conn->tx_payload_cap))
 		return 0;
-	cap = min_t(u32, roundup_pow_of_two(max_t(u32, len, 2048)), MPA_MAX_ULPDU);
+	cap = min_t(u32, roundup_pow_of_two(max_t(u32, len, XIW_TX_PAYLOAD_MIN)),
+		    MPA_MAX_ULPDU);
 	p = kvmalloc(cap, GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
@@ -777,6 +778,21 @@ unsupported:
 	return -EOPNOTSUPP;
 }
 
+/*
+ * The page vector of zero-copy FPDUs, allocated by the first of them: a
+ * connection that sends only small messages (or none) keeps it out of its
+ * memory.  Without it the FPDU is copied.  Caller holds tx_mutex.
+ */
+static bool xiw_tx_zc_vecs(struct xiw_conn *conn)
+{
+	lockdep_assert_held(&conn->tx_mutex);
+	if (likely(conn->tx_zc_vec))
+		return true;
+	conn->tx_zc_vec = kmalloc_array(XIW_TX_ZC_VECS,
+					sizeof(*conn->tx_zc_vec), GFP_KERNEL);
+	return conn->tx_zc_vec;
+}
+
 /* ULPDU_Length and the headers of a zero-copy FPDU into tx_buf. */
 static int xiw_tx_zc_hdr(struct xiw_conn *conn, const struct xiw_rdmap_hdr *h,
 			 u32 plen, u32 *crc)
@@ -965,7 +981,7 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	}
 
 	zc = seg >= XIW_TX_ZC_MIN && !conn->tx.markers && !conn->tx_len &&
-	     !(sqe->flags & XIW_WQE_INLINE);
+	     !(sqe->flags & XIW_WQE_INLINE) && xiw_tx_zc_vecs(conn);
 	if (zc && !conn->tx_pend) {
 		rv = xiw_tx_pend_get(conn, true);
 		if (rv == -ENOENT)
