@@ -351,6 +351,15 @@ static void xiw_conn_free(struct xiw_conn *conn)
 	if (conn->offload)
 		xiw_offload_put(conn->offload);
 	xiw_tx_pq_detach(conn);
+	/*
+	 * A kick that tested TX_DEAD before teardown set it may queue the
+	 * engine after teardown's cancel: a doorbell beside the engine
+	 * (xiw_conn_kick_tx_beside()), a late zero-copy reap.  Every such
+	 * source is gone now (the QP is being destroyed, the ordered queue
+	 * is detached): what they queued runs out here, not on freed memory.
+	 */
+	cancel_work_sync(&conn->tx_work);
+	cancel_delayed_work_sync(&conn->rnr_work);
 	kvfree(conn->tx_payload);
 	kfree(conn->tx_zc_vec);
 	kvfree(conn->tx_buf);
