@@ -330,6 +330,22 @@ static enum xiw_proto_err xiw_rx_atomic_req(struct xiw_conn *conn)
 	return XIW_OK;
 }
 
+/*
+ * A response freed an ORQ slot: wake the transmit engine if a request
+ * waits for it.  The engine holds such a request as its current one
+ * (tx_sqe_active), found the ORQ full or the Read fence up under
+ * conn->lock and stopped; we freed the slot under the same lock before
+ * this peek, so a stop we miss here saw our slot.  A posted request the
+ * engine has not taken yet gets its kick too; with none, the next
+ * doorbell starts the engine, and a Read's ping-pong (ib_read_lat) is
+ * spared a worker's cross-CPU wakeup per response.
+ */
+static void xiw_rx_orq_kick(struct xiw_conn *conn)
+{
+	if (READ_ONCE(conn->tx_sqe_active) || xiw_sqe_next_valid(conn->qp))
+		xiw_conn_kick_tx(conn);
+}
+
 /* An Atomic Response: the old value goes to the request's 8 octets. */
 static enum xiw_proto_err xiw_rx_atomic_resp_end(struct xiw_conn *conn)
 {
@@ -360,7 +376,7 @@ static enum xiw_proto_err xiw_rx_atomic_resp_end(struct xiw_conn *conn)
 	xiw_sqe_complete(qp, &done.sqe, XIW_ATOMIC_LEN, st);
 	if (st != XIW_WC_SUCCESS)
 		xiw_qp_modify(qp, XIW_QP_ERROR);
-	xiw_conn_kick_tx(conn);	/* a fenced or ORQ-bound request */
+	xiw_rx_orq_kick(conn);
 	return XIW_OK;
 }
 
@@ -609,7 +625,7 @@ static enum xiw_proto_err xiw_rx_read_resp_end(struct xiw_conn *conn)
 			xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 	}
 	if (h->last)
-		xiw_conn_kick_tx(conn);	/* a fenced or ORQ-bound READ */
+		xiw_rx_orq_kick(conn);
 	return XIW_OK;
 }
 
