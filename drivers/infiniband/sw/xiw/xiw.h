@@ -426,14 +426,17 @@ struct xiw_qp_transport_ops {
  *	verbs owner holds the initial one, dropped in destroy_qp, which then
  *	waits for @released
  * @released: completed when @ref drops to zero
- * @state_lock: guards @state, @tops and @tctx; irqsave, any context;
- *	never held while calling a hook or taking @sq_lock/@rq_lock
+ * @state_lock: guards @state, @tops and the setting of @tctx; irqsave,
+ *	any context; never held while calling a hook or taking
+ *	@sq_lock/@rq_lock
  * @state: current enum xiw_qp_state; written under @state_lock, read with
  *	READ_ONCE() by post paths (see xiw_post_send())
  * @ib_idle_state: IB_QPS_RESET, _INIT or _RTR: which verbs state IDLE was
  *	last entered as, for query_qp (under @state_lock)
  * @tops: transport hooks, NULL until connected
- * @tctx: transport private data
+ * @tctx: transport private data; published under @state_lock by
+ *	xiw_qp_connect(), read by the hooks under rcu_read_lock(), withdrawn
+ *	by @tops->detach, which waits out those readers before it frees it
  * @scq: send CQ
  * @rcq: receive CQ
  * @srq: SRQ the receives come from, or NULL
@@ -471,7 +474,7 @@ struct xiw_qp {
 	enum xiw_qp_state state;
 	enum ib_qp_state ib_idle_state;
 	const struct xiw_qp_transport_ops *tops;
-	void *tctx;
+	void __rcu *tctx;
 
 	struct xiw_cq *scq;
 	struct xiw_cq *rcq;

@@ -288,7 +288,12 @@ static void xiw_conn_kick_tx_beside(struct xiw_conn *conn)
  */
 static void xiw_conn_sq_kick(struct xiw_qp *qp)
 {
-	struct xiw_conn *conn = READ_ONCE(qp->tctx);
+	/*
+	 * The verbs call that rings excludes destroy_qp: uverbs holds the
+	 * QP's object for it, and a kernel consumer does not post to a QP
+	 * it destroys.  The engine may run right here, so no RCU section.
+	 */
+	struct xiw_conn *conn = rcu_dereference_protected(qp->tctx, true);
 
 	if (!conn)
 		return;
@@ -310,10 +315,12 @@ static void xiw_conn_sq_kick(struct xiw_qp *qp)
 static void xiw_conn_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
 				  enum xiw_qp_state new)
 {
-	struct xiw_conn *conn = READ_ONCE(qp->tctx);
+	struct xiw_conn *conn;
 
+	rcu_read_lock();
+	conn = rcu_dereference(qp->tctx);
 	if (!conn)
-		return;
+		goto out;
 	switch (new) {
 	case XIW_QP_CLOSING:
 		xiw_conn_schedule_close(conn, false);
@@ -328,16 +335,21 @@ static void xiw_conn_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
 	default:
 		break;
 	}
+out:
+	rcu_read_unlock();
 }
 
 static void xiw_conn_flush(struct xiw_qp *qp)
 {
-	struct xiw_conn *conn = READ_ONCE(qp->tctx);
+	struct xiw_conn *conn;
 
-	if (!conn)
-		return;
-	xiw_qp_tx_flush(conn);
-	xiw_qp_rx_flush(conn);
+	rcu_read_lock();
+	conn = rcu_dereference(qp->tctx);
+	if (conn) {
+		xiw_qp_tx_flush(conn);
+		xiw_qp_rx_flush(conn);
+	}
+	rcu_read_unlock();
 }
 
 static void xiw_conn_free(struct xiw_conn *conn)
@@ -370,13 +382,23 @@ static void xiw_conn_free(struct xiw_conn *conn)
 
 static void xiw_conn_detach(struct xiw_qp *qp)
 {
-	struct xiw_conn *conn = READ_ONCE(qp->tctx);
+	/* destroy_qp, once: the only one to withdraw the pointer. */
+	struct xiw_conn *conn = rcu_dereference_protected(qp->tctx, true);
 
 	might_sleep();
 	if (!conn)
 		return;
 	xiw_conn_schedule_close(conn, true);
 	flush_work(&conn->close_work);
+	/*
+	 * Others that hold a QP reference may still call in: iw_cm moving
+	 * the QP to ERROR on its close event, the CM telling us the TCP
+	 * connection went down, a restrack dump.  Those that found the
+	 * connection finish before it goes; teardown has set every flag
+	 * that keeps them from queueing work on it.
+	 */
+	RCU_INIT_POINTER(qp->tctx, NULL);
+	synchronize_rcu();
 	xiw_qp_rx_release(conn);
 	xiw_conn_free(conn);
 }
@@ -402,10 +424,13 @@ static bool xiw_conn_rnr_kick(struct xiw_conn *conn)
 /* A kernel consumer posted a receive: a held Send may go on now. */
 static void xiw_conn_rq_kick(struct xiw_qp *qp)
 {
-	struct xiw_conn *conn = READ_ONCE(qp->tctx);
+	struct xiw_conn *conn;
 
+	rcu_read_lock();
+	conn = rcu_dereference(qp->tctx);
 	if (conn && READ_ONCE(conn->rx_stalled))
 		xiw_conn_rnr_kick(conn);
+	rcu_read_unlock();
 }
 
 /*
@@ -537,7 +562,7 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 
 	rv = xiw_qp_connect(qp, &xiw_tcp_transport_ops, conn, ord, ird);
 	if (rv)
-		goto err_free;
+		goto err_unpublish;
 
 	/* From here on the data path owns data_ready and write_space. */
 	write_lock_bh(&sk->sk_callback_lock);
@@ -567,6 +592,9 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 		xiw_conn_kick_tx(conn);
 	return 0;
 
+err_unpublish:
+	/* It may have been published for a moment: hooks that saw it end. */
+	synchronize_rcu();
 err_free:
 	xiw_conn_free(conn);
 	return rv;
@@ -581,11 +609,13 @@ err_free:
  */
 void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 {
-	struct xiw_conn *conn = READ_ONCE(qp->tctx);
 	enum xiw_qp_state state = READ_ONCE(qp->state);
+	struct xiw_conn *conn;
 
+	rcu_read_lock();
+	conn = rcu_dereference(qp->tctx);
 	if (!conn)
-		return;
+		goto out;
 	if (!err && state == XIW_QP_RTS) {
 		/*
 		 * A Send held for want of a receive (soft-RNR) has data queued
@@ -594,10 +624,10 @@ void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 		 */
 		WRITE_ONCE(conn->rx_eof, true);
 		if (READ_ONCE(conn->rx_stalled) && xiw_conn_rnr_kick(conn))
-			return;
+			goto out;
 		/* The peer closed in order: close our side in order too. */
 		xiw_qp_modify(qp, XIW_QP_CLOSING);
-		return;
+		goto out;
 	}
 	if (err)
 		set_bit(XIW_CONN_ABRUPT, &conn->flags);
@@ -605,6 +635,8 @@ void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 		xiw_conn_schedule_close(conn, !!err);
 	else
 		xiw_qp_modify(qp, XIW_QP_ERROR);
+out:
+	rcu_read_unlock();
 }
 
 static const char *xiw_tcp_state_name(int state)
@@ -641,12 +673,14 @@ static const char *xiw_tcp_state_name(int state)
 int xiw_conn_fill_res(struct sk_buff *msg, struct xiw_qp *qp)
 {
 	struct xiw_device *xdev = qp->xdev;
-	struct xiw_conn *conn = READ_ONCE(qp->tctx);
+	struct xiw_conn *conn;
 	const struct sock *sk;
 	int rv = 0;
 
+	rcu_read_lock();
+	conn = rcu_dereference(qp->tctx);
 	if (!conn)
-		return 0;
+		goto out_rcu;
 	/* On the list, the socket is the connection's (see close_work). */
 	spin_lock_bh(&xdev->conn_lock);
 	if (list_empty(&conn->dev_entry))
@@ -664,6 +698,8 @@ int xiw_conn_fill_res(struct sk_buff *msg, struct xiw_qp *qp)
 		rv = -EMSGSIZE;
 out:
 	spin_unlock_bh(&xdev->conn_lock);
+out_rcu:
+	rcu_read_unlock();
 	return rv;
 }
 

@@ -685,7 +685,7 @@ int xiw_qp_connect(struct xiw_qp *qp, const struct xiw_qp_transport_ops *tops,
 		return -EBUSY;
 	}
 	qp->tops = tops;
-	qp->tctx = tctx;
+	rcu_assign_pointer(qp->tctx, tctx);
 	qp->ord = ord;
 	qp->ird = ird;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
@@ -694,7 +694,7 @@ int xiw_qp_connect(struct xiw_qp *qp, const struct xiw_qp_transport_ops *tops,
 	if (rv) {
 		spin_lock_irqsave(&qp->state_lock, flags);
 		qp->tops = NULL;
-		qp->tctx = NULL;
+		RCU_INIT_POINTER(qp->tctx, NULL);
 		spin_unlock_irqrestore(&qp->state_lock, flags);
 	}
 	return rv;
