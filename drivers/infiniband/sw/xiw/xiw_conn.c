@@ -190,9 +190,22 @@ static void xiw_conn_close_work(struct work_struct *work)
 	xiw_qp_put(qp);
 }
 
+/* Queue close_work, once: the request and the start race to do it. */
+static void xiw_conn_queue_close(struct xiw_conn *conn)
+{
+	if (test_and_set_bit(XIW_CONN_CLOSE_WORK, &conn->flags))
+		return;
+	xiw_qp_get(conn->qp);
+	queue_work(xiw_close_wq, &conn->close_work);
+}
+
 /*
  * The first request decides how the stream ends: a QP destroyed right
- * after a graceful disconnect still sends its FIN, not a reset.
+ * after a graceful disconnect still sends its FIN, not a reset.  One that
+ * comes while xiw_conn_start() has published the connection but not yet
+ * taken the socket's callbacks (a verbs modify_qp to ERROR racing the
+ * accept) is left for xiw_conn_start() to queue: close_work gives back
+ * callbacks it must have taken.
  */
 static void xiw_conn_schedule_close(struct xiw_conn *conn, bool abrupt)
 {
@@ -200,8 +213,10 @@ static void xiw_conn_schedule_close(struct xiw_conn *conn, bool abrupt)
 		return;
 	if (abrupt)
 		set_bit(XIW_CONN_ABRUPT, &conn->flags);
-	xiw_qp_get(conn->qp);
-	queue_work(xiw_close_wq, &conn->close_work);
+	/* Pairs with the barrier after setting STARTED. */
+	smp_mb__after_atomic();
+	if (test_bit(XIW_CONN_STARTED, &conn->flags))
+		xiw_conn_queue_close(conn);
 }
 
 /**
@@ -574,6 +589,11 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	sk->sk_write_space = xiw_conn_write_space;
 	sku->conn = conn;
 	write_unlock_bh(&sk->sk_callback_lock);
+	/* A close requested before this point was left to us. */
+	set_bit(XIW_CONN_STARTED, &conn->flags);
+	smp_mb__after_atomic();
+	if (test_bit(XIW_CONN_CLOSE_QUEUED, &conn->flags))
+		xiw_conn_queue_close(conn);
 
 	/*
 	 * Data may have arrived behind the MPA frame already; tcp_read_sock()

@@ -161,10 +161,12 @@ struct xiw_tx_pq {
 	struct xiw_tx_pend slot[] __counted_by(nslots);
 };
 
-#define XIW_CONN_CLOSE_QUEUED	0	/* close_work queued or done */
+#define XIW_CONN_CLOSE_QUEUED	0	/* close requested (first one decides) */
 #define XIW_CONN_RX_DEAD	1	/* drop everything received */
 #define XIW_CONN_TX_DEAD	2	/* transmit nothing more */
 #define XIW_CONN_ABRUPT		3	/* close with a reset */
+#define XIW_CONN_STARTED	4	/* socket callbacks taken: may close */
+#define XIW_CONN_CLOSE_WORK	5	/* close_work queued or done */
 
 /**
  * struct xiw_conn - the data path of one connected QP
