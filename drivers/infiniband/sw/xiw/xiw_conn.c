@@ -209,7 +209,7 @@ static void xiw_conn_queue_close(struct xiw_conn *conn)
  */
 static void xiw_conn_schedule_close(struct xiw_conn *conn, bool abrupt)
 {
-	if (test_and_set_bit(XIW_CONN_CLOSE_QUEUED, &conn->flags))
+	if (test_and_set_bit(XIW_CONN_CLOSE_REQUESTED, &conn->flags))
 		return;
 	if (abrupt)
 		set_bit(XIW_CONN_ABRUPT, &conn->flags);
@@ -592,7 +592,7 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	/* A close requested before this point was left to us. */
 	set_bit(XIW_CONN_STARTED, &conn->flags);
 	smp_mb__after_atomic();
-	if (test_bit(XIW_CONN_CLOSE_QUEUED, &conn->flags))
+	if (test_bit(XIW_CONN_CLOSE_REQUESTED, &conn->flags))
 		xiw_conn_queue_close(conn);
 
 	/*

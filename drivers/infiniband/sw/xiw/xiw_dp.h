@@ -161,7 +161,7 @@ struct xiw_tx_pq {
 	struct xiw_tx_pend slot[] __counted_by(nslots);
 };
 
-#define XIW_CONN_CLOSE_QUEUED	0	/* close requested (first one decides) */
+#define XIW_CONN_CLOSE_REQUESTED 0	/* the first close request decides */
 #define XIW_CONN_RX_DEAD	1	/* drop everything received */
 #define XIW_CONN_TX_DEAD	2	/* transmit nothing more */
 #define XIW_CONN_ABRUPT		3	/* close with a reset */
