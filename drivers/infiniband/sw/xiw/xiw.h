@@ -435,8 +435,8 @@ struct xiw_qp_transport_ops {
  *	last entered as, for query_qp (under @state_lock)
  * @tops: transport hooks, NULL until connected
  * @tctx: transport private data; published under @state_lock by
- *	xiw_qp_connect(), read by the hooks under rcu_read_lock(), withdrawn
- *	by @tops->detach, which waits out those readers before it frees it
+ *	xiw_qp_connect(), looked up by the hooks under rcu_read_lock() (the
+ *	transport takes a reference there), withdrawn by @tops->detach
  * @scq: send CQ
  * @rcq: receive CQ
  * @srq: SRQ the receives come from, or NULL

@@ -327,15 +327,40 @@ static void xiw_conn_sq_kick(struct xiw_qp *qp)
 	xiw_conn_kick_tx(conn);
 }
 
-static void xiw_conn_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
-				  enum xiw_qp_state new)
+/*
+ * The connection of @qp for a hook that holds a QP reference (iw_cm moving
+ * the QP to ERROR on its close event, the CM telling us the TCP
+ * connection went down, a restrack dump, a kernel post_recv), with a
+ * reference of its own, or NULL once detach has withdrawn it.  Put with
+ * xiw_conn_put_user().  Detach waits for these references, which are held
+ * for the length of one hook, not for a grace period: destroying many
+ * QPs one after the other does not pay one each.
+ */
+static struct xiw_conn *xiw_conn_from_qp(struct xiw_qp *qp)
 {
 	struct xiw_conn *conn;
 
 	rcu_read_lock();
 	conn = rcu_dereference(qp->tctx);
+	if (conn && !refcount_inc_not_zero(&conn->users))
+		conn = NULL;
+	rcu_read_unlock();
+	return conn;
+}
+
+static void xiw_conn_put_user(struct xiw_conn *conn)
+{
+	if (refcount_dec_and_test(&conn->users))
+		complete(&conn->users_gone);
+}
+
+static void xiw_conn_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
+				  enum xiw_qp_state new)
+{
+	struct xiw_conn *conn = xiw_conn_from_qp(qp);
+
 	if (!conn)
-		goto out;
+		return;
 	switch (new) {
 	case XIW_QP_CLOSING:
 		xiw_conn_schedule_close(conn, false);
@@ -350,21 +375,18 @@ static void xiw_conn_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
 	default:
 		break;
 	}
-out:
-	rcu_read_unlock();
+	xiw_conn_put_user(conn);
 }
 
 static void xiw_conn_flush(struct xiw_qp *qp)
 {
-	struct xiw_conn *conn;
+	struct xiw_conn *conn = xiw_conn_from_qp(qp);
 
-	rcu_read_lock();
-	conn = rcu_dereference(qp->tctx);
-	if (conn) {
-		xiw_qp_tx_flush(conn);
-		xiw_qp_rx_flush(conn);
-	}
-	rcu_read_unlock();
+	if (!conn)
+		return;
+	xiw_qp_tx_flush(conn);
+	xiw_qp_rx_flush(conn);
+	xiw_conn_put_user(conn);
 }
 
 static void xiw_conn_free(struct xiw_conn *conn)
@@ -392,7 +414,8 @@ static void xiw_conn_free(struct xiw_conn *conn)
 	kvfree(conn->tx_buf);
 	kfree(conn->irq);
 	kfree(conn->orq);
-	kfree(conn);
+	/* A hook may still be testing @users of a withdrawn connection. */
+	kfree_rcu(conn, rcu);
 }
 
 static void xiw_conn_detach(struct xiw_qp *qp)
@@ -406,14 +429,14 @@ static void xiw_conn_detach(struct xiw_qp *qp)
 	xiw_conn_schedule_close(conn, true);
 	flush_work(&conn->close_work);
 	/*
-	 * Others that hold a QP reference may still call in: iw_cm moving
-	 * the QP to ERROR on its close event, the CM telling us the TCP
-	 * connection went down, a restrack dump.  Those that found the
-	 * connection finish before it goes; teardown has set every flag
-	 * that keeps them from queueing work on it.
+	 * Others that hold a QP reference may still call in (see
+	 * xiw_conn_from_qp()).  Those that found the connection finish
+	 * before it goes; teardown has set every flag that keeps them from
+	 * queueing work on it.
 	 */
 	RCU_INIT_POINTER(qp->tctx, NULL);
-	synchronize_rcu();
+	xiw_conn_put_user(conn);
+	wait_for_completion(&conn->users_gone);
 	xiw_qp_rx_release(conn);
 	xiw_conn_free(conn);
 }
@@ -439,13 +462,13 @@ static bool xiw_conn_rnr_kick(struct xiw_conn *conn)
 /* A kernel consumer posted a receive: a held Send may go on now. */
 static void xiw_conn_rq_kick(struct xiw_qp *qp)
 {
-	struct xiw_conn *conn;
+	struct xiw_conn *conn = xiw_conn_from_qp(qp);
 
-	rcu_read_lock();
-	conn = rcu_dereference(qp->tctx);
-	if (conn && READ_ONCE(conn->rx_stalled))
+	if (!conn)
+		return;
+	if (READ_ONCE(conn->rx_stalled))
 		xiw_conn_rnr_kick(conn);
-	rcu_read_unlock();
+	xiw_conn_put_user(conn);
 }
 
 /*
@@ -538,6 +561,8 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	conn->cm_ops = args->cm_ops;
 	conn->cm_ctx = args->cm_ctx;
 	conn->tx_cpu = xiw_conn_pick_cpu(qp);
+	refcount_set(&conn->users, 1);
+	init_completion(&conn->users_gone);
 	spin_lock_init(&conn->lock);
 	mutex_init(&conn->tx_mutex);
 	INIT_WORK(&conn->tx_work, xiw_qp_tx_work);
@@ -614,7 +639,8 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 
 err_unpublish:
 	/* It may have been published for a moment: hooks that saw it end. */
-	synchronize_rcu();
+	xiw_conn_put_user(conn);
+	wait_for_completion(&conn->users_gone);
 err_free:
 	xiw_conn_free(conn);
 	return rv;
@@ -630,12 +656,10 @@ err_free:
 void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 {
 	enum xiw_qp_state state = READ_ONCE(qp->state);
-	struct xiw_conn *conn;
+	struct xiw_conn *conn = xiw_conn_from_qp(qp);
 
-	rcu_read_lock();
-	conn = rcu_dereference(qp->tctx);
 	if (!conn)
-		goto out;
+		return;
 	if (!err && state == XIW_QP_RTS) {
 		/*
 		 * A Send held for want of a receive (soft-RNR) has data queued
@@ -656,7 +680,7 @@ void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 	else
 		xiw_qp_modify(qp, XIW_QP_ERROR);
 out:
-	rcu_read_unlock();
+	xiw_conn_put_user(conn);
 }
 
 static const char *xiw_tcp_state_name(int state)
@@ -697,10 +721,9 @@ int xiw_conn_fill_res(struct sk_buff *msg, struct xiw_qp *qp)
 	const struct sock *sk;
 	int rv = 0;
 
-	rcu_read_lock();
-	conn = rcu_dereference(qp->tctx);
+	conn = xiw_conn_from_qp(qp);
 	if (!conn)
-		goto out_rcu;
+		return 0;
 	/* On the list, the socket is the connection's (see close_work). */
 	spin_lock_bh(&xdev->conn_lock);
 	if (list_empty(&conn->dev_entry))
@@ -718,8 +741,7 @@ int xiw_conn_fill_res(struct sk_buff *msg, struct xiw_qp *qp)
 		rv = -EMSGSIZE;
 out:
 	spin_unlock_bh(&xdev->conn_lock);
-out_rcu:
-	rcu_read_unlock();
+	xiw_conn_put_user(conn);
 	return rv;
 }
 

@@ -6,6 +6,9 @@
 #ifndef _XIW_DP_H
 #define _XIW_DP_H
 
+#include <linux/completion.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <net/sock.h>
@@ -196,6 +199,11 @@ struct xiw_tx_pq {
  * @oc: what @offload knows of the connection
  * @offload_started: @offload->conn_start took the connection and
  *	@offload->conn_stop is still due
+ * @users: the published pointer's reference and one per hook running on
+ *	the connection through a QP reference (xiw_conn_from_qp())
+ * @users_gone: completed when @users drops to zero; detach waits for it
+ * @rcu: frees the structure a grace period after detach: a hook may be
+ *	looking at @users of a connection just withdrawn
  *
  * @lock: guards @orq*, @irq*, @term_*, @rtr_*, the ownership of @tx_sqe
  *	(@tx_sqe_active, @tx_pend) and of the receive contexts' RQEs, and
@@ -287,6 +295,9 @@ struct xiw_conn {
 	const struct xiw_offload_ops *offload;
 	struct xiw_offload_conn oc;
 	bool offload_started;
+	refcount_t users;
+	struct completion users_gone;
+	struct rcu_head rcu;
 
 	spinlock_t lock;
 	struct xiw_orq_entry *orq;
