@@ -16,7 +16,8 @@
 # all are up, less before; both ends are in this VM, so per QP is the
 # delta over 2N), after all repetitions; then iperf3 (plain and -Z) for
 # raw TCP.  Every point
-# runs BENCH_REPS times (the scale points once).  Output: one tab-separated line
+# runs BENCH_REPS times (cmtime BENCH_CM_REPS times in each, the scale
+# points once).  Output: one tab-separated line
 # per measurement on OUT:
 #   <driver> <test> <size> <rep> <metric> <value>
 # metrics: bw_MBps (MB/s, 10^6), mpps, lat_typ_us, lat_avg_us, conn_per_s,
@@ -266,8 +267,14 @@ run_points() {
 	log "$drv rep $rep: cmtime"
 	# BENCH_CONNS_SMALL (default 32) is a count siw sets up in full; at
 	# BENCH_CONNS (default 100) it fails some (see conn_rate).
-	for n in ${BENCH_CONNS_SMALL:-32} ${BENCH_CONNS:-100}; do
-		conn_rate "$drv" "$rep" "$n"
+	# One cmtime run is short and noisy (a 32-connection step of the
+	# same build took 73 to 410 ms over runs), so each repetition runs it
+	# BENCH_CM_REPS times (default 5).
+	local k
+	for k in $(seq "${BENCH_CM_REPS:-5}"); do
+		for n in ${BENCH_CONNS_SMALL:-32} ${BENCH_CONNS:-100}; do
+			conn_rate "$drv" "$(((rep - 1) * ${BENCH_CM_REPS:-5} + k))" "$n"
+		done
 	done
 	dev_down bench_a
 	dev_down bench_b
