@@ -432,11 +432,15 @@ static void xiw_conn_detach(struct xiw_qp *qp)
 	 * Others that hold a QP reference may still call in (see
 	 * xiw_conn_from_qp()).  Those that found the connection finish
 	 * before it goes; teardown has set every flag that keeps them from
-	 * queueing work on it.
+	 * queueing work on it.  So does xiw_conn_start(), which holds its
+	 * own reference to its end: a destroy_qp that came after the QP
+	 * entered RTS but before the start took the socket's callbacks left
+	 * the close to it, and it may have queued close_work only now.
 	 */
 	RCU_INIT_POINTER(qp->tctx, NULL);
 	xiw_conn_put_user(conn);
 	wait_for_completion(&conn->users_gone);
+	flush_work(&conn->close_work);
 	xiw_qp_rx_release(conn);
 	xiw_conn_free(conn);
 }
@@ -561,7 +565,8 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	conn->cm_ops = args->cm_ops;
 	conn->cm_ctx = args->cm_ctx;
 	conn->tx_cpu = xiw_conn_pick_cpu(qp);
-	refcount_set(&conn->users, 1);
+	/* One for the QP's pointer, one for this start (see detach). */
+	refcount_set(&conn->users, 2);
 	init_completion(&conn->users_gone);
 	spin_lock_init(&conn->lock);
 	mutex_init(&conn->tx_mutex);
@@ -600,9 +605,10 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	list_add_tail(&conn->dev_entry, &qp->xdev->conn_list);
 	spin_unlock_bh(&qp->xdev->conn_lock);
 
+	/* Published and in RTS, or neither: nothing has seen it on failure. */
 	rv = xiw_qp_connect(qp, &xiw_tcp_transport_ops, conn, ord, ird);
 	if (rv)
-		goto err_unpublish;
+		goto err_free;
 
 	/* From here on the data path owns data_ready and write_space. */
 	write_lock_bh(&sk->sk_callback_lock);
@@ -635,12 +641,10 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	 */
 	if (conn->rtr_tx || xiw_sqe_next_valid(qp))
 		xiw_conn_kick_tx(conn);
+	/* The last touch: a destroy_qp that came meanwhile frees it now. */
+	xiw_conn_put_user(conn);
 	return 0;
 
-err_unpublish:
-	/* It may have been published for a moment: hooks that saw it end. */
-	xiw_conn_put_user(conn);
-	wait_for_completion(&conn->users_gone);
 err_free:
 	xiw_conn_free(conn);
 	return rv;

@@ -199,8 +199,9 @@ struct xiw_tx_pq {
  * @oc: what @offload knows of the connection
  * @offload_started: @offload->conn_start took the connection and
  *	@offload->conn_stop is still due
- * @users: the published pointer's reference and one per hook running on
- *	the connection through a QP reference (xiw_conn_from_qp())
+ * @users: the published pointer's reference, xiw_conn_start()'s until it
+ *	returns, and one per hook running on the connection through a QP
+ *	reference (xiw_conn_from_qp())
  * @users_gone: completed when @users drops to zero; detach waits for it
  * @rcu: frees the structure a grace period after detach: a hook may be
  *	looking at @users of a connection just withdrawn

@@ -662,6 +662,13 @@ EXPORT_SYMBOL_IF_KUNIT(xiw_qp_modify);
  * @ord: negotiated outbound RDMA Read depth
  * @ird: negotiated inbound RDMA Read depth
  *
+ * The transport is published and the QP enters RTS in one step under
+ * @qp->state_lock: on failure nothing was published, no hook has seen
+ * @tctx and the caller may free it at once; on success only
+ * @tops->detach withdraws it.  (Publishing first and moving to RTS after
+ * let a destroy_qp in between move the QP to ERROR, fail the RTS, and
+ * leave the caller and detach both withdrawing the transport.)
+ *
  * Any context.
  *
  * Return: 0; -EINVAL for depths over the device limits or a QP that is
@@ -671,7 +678,6 @@ int xiw_qp_connect(struct xiw_qp *qp, const struct xiw_qp_transport_ops *tops,
 		   void *tctx, u32 ord, u32 ird)
 {
 	unsigned long flags;
-	int rv;
 
 	if (ord > XIW_MAX_ORD_QP || ird > XIW_MAX_IRD_QP || !tops)
 		return -EINVAL;
@@ -688,16 +694,14 @@ int xiw_qp_connect(struct xiw_qp *qp, const struct xiw_qp_transport_ops *tops,
 	rcu_assign_pointer(qp->tctx, tctx);
 	qp->ord = ord;
 	qp->ird = ird;
+	WRITE_ONCE(qp->state, XIW_QP_RTS);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	rv = xiw_qp_set_state(qp, XIW_QP_RTS, IB_QPS_RTS);
-	if (rv) {
-		spin_lock_irqsave(&qp->state_lock, flags);
-		qp->tops = NULL;
-		RCU_INIT_POINTER(qp->tctx, NULL);
-		spin_unlock_irqrestore(&qp->state_lock, flags);
-	}
-	return rv;
+	ibdev_dbg(qp->base_qp.device, "QP %u: %s -> %s\n", xiw_qp_id(qp),
+		  xiw_qp_state_name(XIW_QP_IDLE), xiw_qp_state_name(XIW_QP_RTS));
+	if (tops->sq_kick)
+		tops->sq_kick(qp);
+	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(xiw_qp_connect);
 
