@@ -6,7 +6,8 @@
 # over Send, Write and Read, the SRQ limit event, and deliberate errors --
 # a Send with no receive posted, an RDMA Write to a bad STag and one beyond
 # the MR, more RDMA Reads at once than the ORD -- each on its own
-# connection while another keeps carrying traffic.  xiw-cm-test checks the
+# connection while another keeps carrying traffic; and a client QP
+# destroyed while its connection comes up, 40 times.  xiw-cm-test checks the
 # completions, the affiliated async events and the QP states; this script
 # checks the TERMINATE triplet each error put on the wire (xiw logs every
 # TERMINATE it receives):
@@ -76,5 +77,5 @@ t_cm_test() {
 
 ktap_header
 ktap_plan 1
-run_case "xiw-cm-test: data, SRQ limit, deliberate errors with TERMINATE" with_devs t_cm_test
+run_case "xiw-cm-test: data, SRQ limit, deliberate errors with TERMINATE, QP destroyed while connecting" with_devs t_cm_test
 ktap_finish

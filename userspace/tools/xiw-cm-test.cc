@@ -8,7 +8,10 @@
 //   - the SRQ limit event fires once when the SRQ drains below its limit;
 //   - deliberate errors, each on its own connection while a long-lived one
 //     keeps carrying traffic: a Send with no receive posted, an RDMA Write
-//     to a bad STag, more RDMA Reads at once than the ORD allows.
+//     to a bad STag, more RDMA Reads at once than the ORD allows;
+//   - a client QP destroyed while its connection comes up (the data
+//     path's start racing destroy_qp): both ends hear of the end of the
+//     connection, and the long-lived one goes on.
 //
 // Each error case checks the completions, the affiliated asynchronous
 // event on both ends and the QP state; the TERMINATE triplets on the wire
@@ -108,6 +111,34 @@ struct Events {
 				     rdma_event_str(copy.event), copy.status,
 				     rdma_event_str(type));
 			return copy.event == type;
+		}
+	}
+
+	// The next event of @id (kept or new) into @out; false after
+	// @timeout_ms without one.
+	bool next(rdma_cm_id *id, rdma_cm_event *out, int timeout_ms)
+	{
+		for (auto it = kept.begin(); it != kept.end(); ++it) {
+			if (it->id == id) {
+				*out = *it;
+				kept.erase(it);
+				return true;
+			}
+		}
+		for (;;) {
+			pollfd p = { ch->fd, POLLIN, 0 };
+			if (poll(&p, 1, timeout_ms) <= 0)
+				return false;
+			rdma_cm_event *ev;
+			if (rdma_get_cm_event(ch, &ev))
+				return false;
+			rdma_cm_event copy = *ev;
+			rdma_ack_cm_event(ev);
+			if (copy.id == id) {
+				*out = copy;
+				return true;
+			}
+			kept.push_back(copy);
 		}
 	}
 
@@ -266,6 +297,20 @@ struct Conn {
 	bool connect(Case &c, ibv_srq *srv_srq = nullptr, ibv_pd *srv_pd = nullptr,
 		     uint8_t ord = 4, uint8_t ird = 4)
 	{
+		if (!begin(c, srv_srq, srv_pd, ord, ird))
+			return false;
+		bool a = g_ev.wait(srv.id, RDMA_CM_EVENT_ESTABLISHED, nullptr);
+		bool b = g_ev.wait(cli.id, RDMA_CM_EVENT_ESTABLISHED, nullptr);
+		c.check(a && b, "not established: server %d client %d", a, b);
+		up = a && b;
+		return up;
+	}
+
+	// connect() up to the server's rdma_accept(): the client's side of
+	// the connection is still coming up (its MPA Reply in flight).
+	bool begin(Case &c, ibv_srq *srv_srq = nullptr, ibv_pd *srv_pd = nullptr,
+		   uint8_t ord = 4, uint8_t ird = 4)
+	{
 		if (rdma_create_id(g_ev.ch, &cli.id, nullptr, RDMA_PS_TCP)) {
 			c.check(false, "rdma_create_id: %s", strerror(errno));
 			return false;
@@ -298,11 +343,7 @@ struct Conn {
 		sp.initiator_depth = ird;
 		if (rdma_accept(srv.id, &sp))
 			return c.check(false, "rdma_accept: %s", strerror(errno)), false;
-		bool a = g_ev.wait(srv.id, RDMA_CM_EVENT_ESTABLISHED, nullptr);
-		bool b = g_ev.wait(cli.id, RDMA_CM_EVENT_ESTABLISHED, nullptr);
-		c.check(a && b, "not established: server %d client %d", a, b);
-		up = a && b;
-		return up;
+		return true;
 	}
 
 	void close(bool srv_owns_pd = true)
@@ -415,7 +456,7 @@ int main(int argc, char **argv)
 	g_cli = parse_addr(cli_ip, 0);
 	std::setvbuf(stdout, nullptr, _IOLBF, 0);
 
-	std::printf("KTAP version 1\n1..6\n");
+	std::printf("KTAP version 1\n1..7\n");
 	g_ev.ch = rdma_create_event_channel();
 	if (!g_ev.ch || rdma_create_id(g_ev.ch, &g_listen, nullptr, RDMA_PS_TCP) ||
 	    rdma_bind_addr(g_listen, reinterpret_cast<sockaddr *>(&g_srv)) ||
@@ -520,6 +561,42 @@ int main(int argc, char **argv)
 			"QPs left RTS: client %d server %d", k.cli.state(), k.srv.state());
 		k.close();
 		traffic(c, keep, "the other connection", 0x50);
+	});
+
+	run("Client QP destroyed while its connection comes up (40 times): each end hears of it, others go on",
+	    [&](Case &c) {
+		int early = 0;
+		for (int i = 0; i < 40 && c.ok; i++) {
+			Conn k;
+			if (!k.begin(c)) {
+				k.close();
+				break;
+			}
+			// From at once to well after the MPA Reply: the data
+			// path's start on the client races the destroy.
+			if (i % 8)
+				usleep((i % 8) * 150);
+			async_forget(k.cli.id->qp);
+			rdma_destroy_qp(k.cli.id);
+			rdma_cm_event ev;
+			bool got = g_ev.next(k.cli.id, &ev, 10000);
+			c.check(got, "round %d: the client heard nothing", i);
+			if (got && ev.event != RDMA_CM_EVENT_ESTABLISHED)
+				early++;
+			// Established first, the close must follow.
+			if (got && ev.event == RDMA_CM_EVENT_ESTABLISHED)
+				c.check(g_ev.next(k.cli.id, &ev, 10000) &&
+						ev.event == RDMA_CM_EVENT_DISCONNECTED,
+					"round %d: client established, then no disconnect", i);
+			// The server's end was up (accepted) and must see it end.
+			got = g_ev.wait(k.srv.id, RDMA_CM_EVENT_ESTABLISHED, nullptr);
+			c.check(got && g_ev.wait(k.srv.id, RDMA_CM_EVENT_DISCONNECTED, nullptr),
+				"round %d: the server end did not see the connection end", i);
+			k.close();
+		}
+		diag("%d of 40 rounds: the destroy came before the client was established",
+		     early);
+		traffic(c, keep, "the other connection", 0x60);
 	});
 
 	keep.close();
