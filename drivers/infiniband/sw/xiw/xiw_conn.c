@@ -306,7 +306,9 @@ static void xiw_conn_sq_kick(struct xiw_qp *qp)
 	/*
 	 * The verbs call that rings excludes destroy_qp: uverbs holds the
 	 * QP's object for it, and a kernel consumer does not post to a QP
-	 * it destroys.  The engine may run right here, so no RCU section.
+	 * it destroys.  The kick on entering RTS (xiw_qp_connect()) comes
+	 * from xiw_conn_start(), whose reference detach waits for.  The
+	 * engine may run right here, so no RCU section.
 	 */
 	struct xiw_conn *conn = rcu_dereference_protected(qp->tctx, true);
 
