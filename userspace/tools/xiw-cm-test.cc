@@ -71,55 +71,13 @@ struct Events {
 	rdma_event_channel *ch = nullptr;
 	std::deque<rdma_cm_event> kept;	// copies; the originals are acked
 
-	bool wait(rdma_cm_id *id, rdma_cm_event_type type, rdma_cm_event *out,
-		  int timeout_ms = 10000)
+	// The first kept or new event @match accepts, into @out; the others
+	// are kept.  false after @timeout_ms without one.
+	template <class Match>
+	bool take(const Match &match, rdma_cm_event *out, int timeout_ms)
 	{
 		for (auto it = kept.begin(); it != kept.end(); ++it) {
-			if (it->id == id || (it->listen_id == id && type == RDMA_CM_EVENT_CONNECT_REQUEST)) {
-				rdma_cm_event ev = *it;
-				kept.erase(it);
-				if (out)
-					*out = ev;
-				if (ev.event != type)
-					diag("id %p: got %s, waiting for %s", (void *)id,
-					     rdma_event_str(ev.event), rdma_event_str(type));
-				return ev.event == type;
-			}
-		}
-		for (;;) {
-			pollfd p = { ch->fd, POLLIN, 0 };
-			int n = poll(&p, 1, timeout_ms);
-			if (n <= 0) {
-				diag("no %s within %d ms", rdma_event_str(type), timeout_ms);
-				return false;
-			}
-			rdma_cm_event *ev;
-			if (rdma_get_cm_event(ch, &ev))
-				return false;
-			rdma_cm_event copy = *ev;
-			rdma_ack_cm_event(ev);
-			bool mine = copy.id == id ||
-				    (copy.listen_id == id && type == RDMA_CM_EVENT_CONNECT_REQUEST);
-			if (!mine) {
-				kept.push_back(copy);
-				continue;
-			}
-			if (out)
-				*out = copy;
-			if (copy.event != type)
-				diag("id %p: got %s (status %d), waiting for %s", (void *)id,
-				     rdma_event_str(copy.event), copy.status,
-				     rdma_event_str(type));
-			return copy.event == type;
-		}
-	}
-
-	// The next event of @id (kept or new) into @out; false after
-	// @timeout_ms without one.
-	bool next(rdma_cm_id *id, rdma_cm_event *out, int timeout_ms)
-	{
-		for (auto it = kept.begin(); it != kept.end(); ++it) {
-			if (it->id == id) {
+			if (match(*it)) {
 				*out = *it;
 				kept.erase(it);
 				return true;
@@ -134,12 +92,40 @@ struct Events {
 				return false;
 			rdma_cm_event copy = *ev;
 			rdma_ack_cm_event(ev);
-			if (copy.id == id) {
+			if (match(copy)) {
 				*out = copy;
 				return true;
 			}
 			kept.push_back(copy);
 		}
+	}
+
+	// The next event of @id (a CONNECT_REQUEST on the listener @id too,
+	// when that is what is waited for); true if it is of @type.
+	bool wait(rdma_cm_id *id, rdma_cm_event_type type, rdma_cm_event *out,
+		  int timeout_ms = 10000)
+	{
+		rdma_cm_event ev;
+		auto mine = [&](const rdma_cm_event &e) {
+			return e.id == id ||
+			       (e.listen_id == id && type == RDMA_CM_EVENT_CONNECT_REQUEST);
+		};
+		if (!take(mine, &ev, timeout_ms)) {
+			diag("no %s within %d ms", rdma_event_str(type), timeout_ms);
+			return false;
+		}
+		if (out)
+			*out = ev;
+		if (ev.event != type)
+			diag("id %p: got %s (status %d), waiting for %s", (void *)id,
+			     rdma_event_str(ev.event), ev.status, rdma_event_str(type));
+		return ev.event == type;
+	}
+
+	// The next event of @id, whatever it is.
+	bool next(rdma_cm_id *id, rdma_cm_event *out, int timeout_ms)
+	{
+		return take([&](const rdma_cm_event &e) { return e.id == id; }, out, timeout_ms);
 	}
 
 	// Drop what was kept for @id (it is being destroyed).
