@@ -587,6 +587,38 @@ void xiw_qp_event(struct xiw_qp *qp, u8 layer, u8 etype)
 	xiw_qp_raise(qp, type);
 }
 
+/*
+ * What follows a transition from @old to @new (they differ), with
+ * @qp->state_lock released: the hooks, the flush, the events.  @tops as
+ * read under the lock with the new state.
+ */
+static void xiw_qp_state_changed(struct xiw_qp *qp,
+				 const struct xiw_qp_transport_ops *tops,
+				 enum xiw_qp_state old, enum xiw_qp_state new)
+{
+	ibdev_dbg(qp->base_qp.device, "QP %u: %s -> %s\n", xiw_qp_id(qp),
+		  xiw_qp_state_name(old), xiw_qp_state_name(new));
+	if (tops && tops->state_change && new != XIW_QP_RTS)
+		tops->state_change(qp, old, new);
+	/*
+	 * post_send/post_recv read the state under sq_lock/rq_lock: a WR
+	 * posted before the flush takes those locks is flushed here, one
+	 * posted after sees ERROR and is flushed right away.
+	 */
+	if (new == XIW_QP_ERROR) {
+		xiw_qp_flush(qp);
+		/*
+		 * An SRQ-attached QP in ERROR takes no more receives from
+		 * its SRQ: Last WQE Reached, which ib_drain_qp() waits for
+		 * (up to 60 s on 6.12) before it drains the receive CQ.
+		 */
+		if (qp->srq)
+			xiw_qp_raise(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	}
+	if (new == XIW_QP_RTS && tops && tops->sq_kick)
+		tops->sq_kick(qp);
+}
+
 /* Change the state under state_lock; then run hooks and flush unlocked. */
 static int xiw_qp_set_state(struct xiw_qp *qp, enum xiw_qp_state new,
 			    enum ib_qp_state ib_state)
@@ -610,29 +642,8 @@ static int xiw_qp_set_state(struct xiw_qp *qp, enum xiw_qp_state new,
 	tops = qp->tops;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	if (old == new)
-		return 0;
-	ibdev_dbg(qp->base_qp.device, "QP %u: %s -> %s\n", xiw_qp_id(qp),
-		  xiw_qp_state_name(old), xiw_qp_state_name(new));
-	if (tops && tops->state_change && new != XIW_QP_RTS)
-		tops->state_change(qp, old, new);
-	/*
-	 * post_send/post_recv read the state under sq_lock/rq_lock: a WR
-	 * posted before the flush takes those locks is flushed here, one
-	 * posted after sees ERROR and is flushed right away.
-	 */
-	if (new == XIW_QP_ERROR) {
-		xiw_qp_flush(qp);
-		/*
-		 * An SRQ-attached QP in ERROR takes no more receives from
-		 * its SRQ: Last WQE Reached, which ib_drain_qp() waits for
-		 * (up to 60 s on 6.12) before it drains the receive CQ.
-		 */
-		if (qp->srq)
-			xiw_qp_raise(qp, IB_EVENT_QP_LAST_WQE_REACHED);
-	}
-	if (new == XIW_QP_RTS && tops && tops->sq_kick)
-		tops->sq_kick(qp);
+	if (old != new)
+		xiw_qp_state_changed(qp, tops, old, new);
 	return 0;
 }
 
@@ -697,10 +708,7 @@ int xiw_qp_connect(struct xiw_qp *qp, const struct xiw_qp_transport_ops *tops,
 	WRITE_ONCE(qp->state, XIW_QP_RTS);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	ibdev_dbg(qp->base_qp.device, "QP %u: %s -> %s\n", xiw_qp_id(qp),
-		  xiw_qp_state_name(XIW_QP_IDLE), xiw_qp_state_name(XIW_QP_RTS));
-	if (tops->sq_kick)
-		tops->sq_kick(qp);
+	xiw_qp_state_changed(qp, tops, XIW_QP_IDLE, XIW_QP_RTS);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(xiw_qp_connect);
