@@ -38,6 +38,7 @@ stop_bg() {
 }
 
 listening() { ip netns exec "$NSA" ss -Hltn "sport = :$1" | grep -q .; }
+not_listening() { ! listening "$1"; }
 capturing() { grep -q "Capturing on" "$XIW_TMP/tshark.log"; }
 
 # Both devices take the MPA policy at creation: set it first.
@@ -66,7 +67,7 @@ pair() {
 # several FPDUs per TCP segment) or small (rping with 400-octet buffers:
 # ping-pong, one FPDU per segment).
 traffic() {
-	local n rc=0 size=4000
+	local n rc=0 size=4000 try
 	[ "$1" = small ] && size=400
 	ip netns exec "$NSA" rping -s -a $A -p 7300 -C 20 -S $size >/dev/null 2>&1 &
 	bg=$!
@@ -79,12 +80,30 @@ traffic() {
 	wait "$bg" || true
 	bg=
 	[ "$1" = small ] && return 0
-	ip netns exec "$NSA" timeout 120 ib_write_bw -R -d xwa -n 50 -s 16384 \
-		>"$XIW_TMP/srv" 2>&1 &
-	bg=$!
-	wait_for 20 listening 18515
-	xrun timeout 120 ip netns exec "$NSB" ib_write_bw -R -d xwb -n 50 -s 16384 $A
-	wait "$bg" || fail "ib_write_bw server failed"
+	for try in 1 2 3; do
+		ip netns exec "$NSA" timeout 120 ib_write_bw -R -d xwa -n 50 -s 16384 \
+			>"$XIW_TMP/srv" 2>&1 &
+		bg=$!
+		wait_for 20 listening 18515
+		xrun timeout 120 ip netns exec "$NSB" ib_write_bw -R -d xwb -n 50 -s 16384 $A &&
+			break
+		# The server's side of it says which end saw trouble first.
+		timeout 10 tail --pid="$bg" -f /dev/null || kill "$bg" 2>/dev/null || true
+		wait "$bg" || true
+		bg=
+		diag "ib_write_bw server's output:"
+		quote_file "$XIW_TMP/srv"
+		# perftest calibrates its clock after the transfer, before its
+		# report, and exits when the samples scatter, as they do under
+		# TCG with tshark busy (2 runs in 25 seen): that alone is run
+		# again, up to twice.  The server then fails its closing handshake.
+		grep -q "Can't produce a report" "$XIW_TMP/out" &&
+			grep -q 'Correlation coefficient r^2' "$XIW_TMP/out" && ((try < 3)) ||
+			fail "ib_write_bw client failed"
+		diag "perftest could not calibrate its clock: ib_write_bw once more"
+		wait_for 20 not_listening 18515
+	done
+	wait "$bg" || { quote_file "$XIW_TMP/srv"; fail "ib_write_bw server failed"; }
 	bg=
 }
 
