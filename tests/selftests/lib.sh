@@ -9,7 +9,9 @@
 #            `set -e`; exit 0 = ok, `skip REASON` = skip, anything else
 #            (`fail MSG`, a failing command) = not ok.  Afterwards it removes
 #            what the case created and checks that no RDMA device, netdev or
-#            namespace was left behind.
+#            namespace was left behind.  Cases outside the tier asked for
+#            (XIW_TIER, table in ./tiers, see tier.sh) report a skip that
+#            starts with "[tier]"; a case the table does not name fails.
 # Commands:  xrun CMD... prints "# + CMD" and CMD's output as diagnostics;
 #            xget VAR CMD... does the same and keeps the output in VAR;
 #            xfail CMD... expects CMD to fail.
@@ -22,6 +24,9 @@
 
 WAIT_TIMEOUT=${WAIT_TIMEOUT:-20}	# TCG guests are slow
 IBDIR=/sys/class/infiniband
+
+. "$(dirname "${BASH_SOURCE[0]}")/tier.sh"
+tier_load "${0##*/}"
 
 KTAP_N=0
 KTAP_PASS=0
@@ -366,6 +371,17 @@ run_case() {
 		ktap_skip "$desc" "not selected by XIW_CASES"
 		return 0
 	fi
+	tier_case "$desc" || case $? in
+	1)
+		ktap_skip "$desc" "$TIER_WHY"
+		return 0
+		;;
+	*)
+		echo "# no row of tests/selftests/tiers names this case"
+		ktap_not_ok "$desc"
+		return 0
+		;;
+	esac
 	echo "# ---- $desc"
 	local t0=$EPOCHSECONDS
 	world_into XIW_WORLD_BEFORE

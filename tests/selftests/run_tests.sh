@@ -6,23 +6,35 @@
 # Run the xiw selftests (default: TEST_PROGS of the Makefile) one after the
 # other, each under the time limit of ./settings.  Prints KTAP: one result
 # line per test program with the program's own KTAP indented below it, then a
-# summary line.  Exits 1 if any test failed or timed out, else 0.
+# summary line.  Exits 1 if any test failed or timed out, else 0.  With
+# XIW_TIER (see tier.sh) a program none of whose cases belongs to the tier
+# on this kernel is not started; the others skip their cases outside it.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
+. ./tier.sh
 if (($#)); then
-	progs=("$@")
+	all=("$@")
 else
-	read -r -a progs < <(make -s --no-print-directory emit_test_progs)
+	read -r -a all < <(make -s --no-print-directory emit_test_progs)
 fi
+progs=() left=()
+for prog in "${all[@]}"; do
+	if tier_script_runs "$prog"; then
+		progs+=("$prog")
+	else
+		left+=("$prog")
+	fi
+done
 # XIW_SELFTEST_TIMEOUT overrides ./settings (slow kernels: KASAN under TCG).
 tmo=${XIW_SELFTEST_TIMEOUT:-$(sed -n 's/^timeout=//p' settings)}
 
 echo "KTAP version 1"
 echo "1..${#progs[@]}"
+((${#left[@]} == 0)) || echo "# not started, no case in the ${XIW_TIER:-} tier on this kernel: ${left[*]}"
 n=0 pass=0 fail=0 skip=0
-cases_pass=0 cases_fail=0 cases_skip=0
+cases_pass=0 cases_fail=0 cases_skip=0 cases_tier=0
 out=$(mktemp "${TMPDIR:-/tmp}/xiw-run-tests.XXXXXX")
 trap 'rm -f "$out"' EXIT
 for prog in "${progs[@]}"; do
@@ -33,10 +45,12 @@ for prog in "${progs[@]}"; do
 	rc=${PIPESTATUS[0]}
 	secs=$((EPOCHSECONDS - start))
 	c_ok=$(grep -E '^ok [0-9]+ ' "$out" | grep -vc '# SKIP' || true)
-	c_skip=$(grep -E '^ok [0-9]+ ' "$out" | grep -c '# SKIP' || true)
+	c_skip=$(grep -E '^ok [0-9]+ ' "$out" | grep '# SKIP' | grep -vc '# SKIP \[tier\]' || true)
+	c_tier=$(grep -E '^ok [0-9]+ ' "$out" | grep -c '# SKIP \[tier\]' || true)
 	c_fail=$(grep -cE '^not ok [0-9]+ ' "$out" || true)
 	cases_pass=$((cases_pass + c_ok))
 	cases_skip=$((cases_skip + c_skip))
+	cases_tier=$((cases_tier + c_tier))
 	cases_fail=$((cases_fail + c_fail))
 	case $rc in
 	0)
@@ -59,5 +73,6 @@ for prog in "${progs[@]}"; do
 done
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
 echo "# xiw selftests: $pass/$n programs passed, $fail failed, $skip skipped;" \
-	"cases: $cases_pass passed, $cases_fail failed, $cases_skip skipped"
+	"cases: $cases_pass passed, $cases_fail failed, $cases_skip skipped" \
+	"(and $cases_tier outside the ${XIW_TIER:-requested} tier or kernel)"
 ((fail == 0))

@@ -206,23 +206,7 @@ check_wire() {
 ktap_header
 dyndbg=/sys/kernel/debug/dynamic_debug/control
 [ -w $dyndbg ] && echo 'module xiw +p' >$dyndbg
-if [ "${XIW_SELFTEST_QUICK:-0}" = 1 ]; then
-	# A cut for slow kernels (KASAN under TCG): every operation and
-	# wire mode once, with few iterations.
-	ktap_plan 7
-	run_case "rping 50 rounds of 65000 bytes across namespaces" case_rping 50 65000
-	run_case "ib_send_bw 64 KiB" perf ib_send_bw -n 50 -s 65536
-	run_case "ib_write_bw 64 KiB" perf ib_write_bw -n 50 -s 65536
-	run_case "ib_read_bw 64 KiB" perf ib_read_bw -n 50 -s 65536
-	run_case "CRC and markers: rping 20 x 65000 bytes" \
-		with_params "crc=prefer markers=prefer" check_wire 2 1 case_rping 20 65000
-	run_case "MPA rev 1: rping 20 rounds" with_params "rev=1" check_wire 1 0 case_rping 20 1000
-	run_case "P2P with zero-length Read RTR: rping 20 rounds" \
-		with_params "p2p=1 p2p_rtr=read" case_rping 20 1000
-	[ -w $dyndbg ] && echo 'module xiw -p' >$dyndbg
-	ktap_finish
-fi
-ktap_plan 22
+ktap_plan 25
 run_case "rping -C 1000 -v, IPv4, CRC off" case_rping 1000 64
 run_case "rping -C 1000 -v, IPv6, CRC on" \
 	with_params "crc=prefer" check_wire 2 1 case_rping 1000 64 6
@@ -247,6 +231,11 @@ run_case "markers on: rping 100 x 65000 bytes" \
 	with_params "markers=prefer" case_rping 100 65000
 run_case "CRC and markers: ib_write_bw all sizes" \
 	with_params "crc=prefer markers=prefer" perf ib_write_bw -a -n 10
+run_case "CRC and markers: rping 20 x 65000 bytes" \
+	with_params "crc=prefer markers=prefer" check_wire 2 1 case_rping 20 65000
+run_case "MPA rev 1: rping 20 rounds" with_params "rev=1" check_wire 1 0 case_rping 20 1000
+run_case "P2P with zero-length Read RTR: rping 20 rounds" \
+	with_params "p2p=1 p2p_rtr=read" case_rping 20 1000
 run_case "MPA rev 1: rping 50 rounds" with_params "rev=1" check_wire 1 0 case_rping 50 1000
 run_case "P2P with zero-length Read RTR: rping 50 rounds" \
 	with_params "p2p=1 p2p_rtr=read" case_rping 50 1000
