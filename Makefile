@@ -10,8 +10,8 @@ export XIW_CACHE
 DRV := drivers/infiniband/sw/xiw
 USERSPACE_BUILD := build/userspace
 
-.PHONY: all module modules clean install unit userspace vm vm-debug check demo \
-	bench bench-proto fuzz help
+.PHONY: all module modules clean install unit userspace vm vm-debug check \
+	check-full demo bench bench-proto fuzz help
 
 all: module
 
@@ -22,7 +22,8 @@ help:
 	@echo 'make unit              userspace build and GoogleTest suites'
 	@echo 'make vm KVER=K         in-VM selftests on kernel K'
 	@echo 'make vm-debug          KUnit and selftests on the self-built debug kernel'
-	@echo 'make check             everything CI runs'
+	@echo 'make check             the gating tier, what CI runs (tests/selftests/tiers)'
+	@echo 'make check-full        every test there is'
 	@echo 'make demo              boot a VM, create xiw devices, show them'
 	@echo 'make bench             xiw vs siw vs TCP in a VM, plus the protocol core (report in bench/results/)'
 	@echo 'make bench-proto       the protocol core microbenchmarks (BENCH_ARGS= passes Google Benchmark flags)'
@@ -69,6 +70,9 @@ vm-debug: userspace
 
 check:
 	tests/check
+
+check-full:
+	tests/check --full
 
 demo:
 	tests/vm/demo
