@@ -66,6 +66,7 @@ struct Options {
 	std::string filter;
 	std::vector<std::string> skip;	// scenario names not to run
 	bool markers = false;
+	bool p2p_read_rtr = false;	// the device initiates with P2P and a Read RTR
 	unsigned soft_rnr_ms = 0;	// the device's soft_rnr_ms, 0: not set
 	bool quiet = false;
 	double timeout = 10;
@@ -251,6 +252,7 @@ struct ConnOpts {
 	uint8_t rtr = 0;
 	uint16_t ird = 4, ord = 4;
 	Bytes pdata;
+	int rcvbuf = 0, mss = 0;	// our socket's SO_RCVBUF and TCP_MAXSEG, 0: default
 	// xiw-target's side
 	int recvs = 4;		// receives posted at accept
 	int rlen = 1024;	// their length
@@ -302,9 +304,9 @@ public:
 		return Conn::mpa_frame(req);
 	}
 
-	void tcp()
+	void tcp(const ConnOpts &co = {})
 	{
-		c.connect(o_.addr, o_.port, o_.timeout);
+		c.connect(o_.addr, o_.port, o_.timeout, co.rcvbuf, co.mss);
 	}
 
 	// Accept on the target; fills reg.
@@ -332,7 +334,7 @@ public:
 	// The whole setup: TCP, Request, accept, Reply, RTR, established.
 	void connect(const ConnOpts &co = {})
 	{
-		tcp();
+		tcp(co);
 		if (!c.write(request(co)))
 			throw Failure("connection lost sending the MPA Request");
 		target_accept(co);
@@ -1707,7 +1709,8 @@ void usage()
 {
 	fprintf(stderr,
 		"usage: xiw-peer run --target PATH --addr ADDR [--port P] [--filter STR]\n"
-		"                    [--skip NAME,...] [--markers] [--soft-rnr MS] [--timeout S] [--quiet]\n"
+		"                    [--skip NAME,...] [--markers] [--p2p-read-rtr] [--soft-rnr MS]\n"
+		"                    [--timeout S] [--quiet]\n"
 		"       xiw-peer list\n"
 		"       xiw-peer decode [--crc|--no-crc] [--markers|--no-markers] [--hex] FILE\n");
 }
@@ -1739,6 +1742,12 @@ int run(const Options &o)
 		}
 		if (s->markers && !o.markers) {
 			printf("ok %d %s # SKIP needs a device with MPA markers (--markers)\n", n, s->name);
+			skip++;
+			continue;
+		}
+		if (!std::string(s->name).rfind("initiator.", 0) && !o.p2p_read_rtr) {
+			printf("ok %d %s # SKIP needs a device that initiates with P2P and a Read RTR (--p2p-read-rtr)\n",
+			       n, s->name);
 			skip++;
 			continue;
 		}
@@ -1842,6 +1851,8 @@ int main(int argc, char **argv)
 			o.timeout = std::stod(val());
 		else if (a == "--markers")
 			o.markers = true;
+		else if (a == "--p2p-read-rtr")
+			o.p2p_read_rtr = true;
 		else if (a == "--soft-rnr")
 			o.soft_rnr_ms = unsigned(std::stoul(val()));
 		else if (a == "--quiet")

@@ -18,10 +18,25 @@
 //	-> ok rejected pdata=HEX, or, having set up the connection, posted
 //	   the receives and accepted:
 //	   ok pdata=HEX rw=STAG:ADDR ro=.. wo=.. foreign=.. dead=.. len=65536
+//   connect ADDR PORT [ird=N] [ord=N] [recvs=N] [rlen=N] [qpn=N] [timeout=S]
+//	the active side instead: resolves ADDR, sets up the connection as
+//	accept does, posts the receives and calls rdma_connect(); answers
+//	as accept, without pdata; established follows once the peer replied.
+//	qpn=N: no QP or regions of its own, rdma_connect() names QP N
+//	(what the kernel must refuse unless QP N is the caller's) -> ok
+//   idle [cqe=N]	a QP on the listener's device that is never connected
+//	(PD, CQ of N entries, by default 256, regions as for accept)
+//	-> ok qpn=N
 //   established [timeout=S]	the next CM event must be ESTABLISHED
 //   cmevent [timeout=S]	-> ok event=RDMA_CM_EVENT_... status=N
 //   post send|send_inv|write|read LEN [off=O] [seed=S] [stag=X] [to=X]
-//	[inv=X] [id=N] [unsignaled=1] [solicited=1]		-> ok id=N
+//	[inv=X] [id=N] [unsignaled=1] [solicited=1] [sges=N stride=B]
+//	-> ok id=N; sges: the payload cut into N SGEs of (about) LEN/N octets
+//	at OFF, OFF+B, OFF+2B... of snd (not of rw for a read), holding the
+//	pattern as one message
+//   dereg REGION [timeout=S]	deregister REGION's MR, in a thread of its
+//	own -> ok ms=N, or err timeout ms=N if it has not returned (then it
+//	is left running, and close destroys the QP before it waits for it)
 //   post_recv N LEN		N more receives into rcv
 //   poll N [timeout=S]	-> ok n=K ID:STATUS:OPCODE:LEN[:imm=X][:inv=X]...
 //   check|fill REGION OFF LEN SEED [first=F]	compare with / write a pattern
@@ -32,9 +47,9 @@
 // One connection at a time.  Its regions, 64 KiB and page aligned each:
 // rw (remote read and write, zeroed), ro (remote read only, pattern 1),
 // wo (remote write only, zeroed), foreign (read and write in a second PD,
-// pattern 2), dead (deregistered right away: a stale STag), snd (source
-// of Sends and Writes; Reads land in rw) and rcv (256 KiB: receive i,
-// counted over the connection, has wr_id 1000+i at offset i*LEN).
+// pattern 2), dead (deregistered right away: a stale STag), snd (256 KiB,
+// source of Sends and Writes; Reads land in rw) and rcv (256 KiB: receive
+// i, counted over the connection, has wr_id 1000+i at offset i*LEN).
 // Patterns are those of xiw_pattern.h; seed 0 is zeros.
 
 #include <infiniband/verbs.h>
@@ -48,6 +63,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -64,6 +80,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -76,6 +93,7 @@ const char *const prog = "xiw-target";
 constexpr size_t kRegionLen = 65536;
 constexpr size_t kRcvLen = 262144;
 constexpr uint64_t kRecvWrid = 1000;
+constexpr unsigned kMaxSges = 6;	// what siw and libsiw offer
 
 using Clock = std::chrono::steady_clock;
 
@@ -328,6 +346,7 @@ struct Conn {
 	uint64_t recv_next = 0;		// running receive index
 	uint64_t wr_next = 1;		// default wr_id of the next post
 	std::deque<CmEvent> events;	// of id, already acked
+	std::vector<std::thread> deregs;	// dereg commands that timed out
 
 	Conn() = default;
 	Conn(const Conn &) = delete;
@@ -353,7 +372,7 @@ const RegionSpec kRegions[] = {
 	{ &Conn::wo, "wo", kRegionLen, 0, false, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, true },
 	{ &Conn::foreign, "foreign", kRegionLen, 2, true, kAccessAll, true },
 	{ &Conn::dead, "dead", kRegionLen, 0, false, kAccessAll, true },
-	{ &Conn::snd, "snd", kRegionLen, 0, false, IBV_ACCESS_LOCAL_WRITE, false },
+	{ &Conn::snd, "snd", kRcvLen, 0, false, IBV_ACCESS_LOCAL_WRITE, false },
 	{ &Conn::rcv, "rcv", kRcvLen, 0, false, IBV_ACCESS_LOCAL_WRITE, false },
 };
 
@@ -363,6 +382,9 @@ Conn::~Conn()
 {
 	if (has_qp)
 		rdma_destroy_qp(id);
+	// A deregistration may wait for the QP; it is gone now.
+	for (std::thread &t : deregs)
+		t.join();
 	for (const RegionSpec &s : kRegions)
 		if (int rv = (this->*s.r).mr ? ibv_dereg_mr((this->*s.r).mr) : 0)
 			warn("ibv_dereg_mr", rv);
@@ -393,19 +415,20 @@ std::string make_region(Conn &c, const RegionSpec &s)
 }
 
 // PDs, CQ, QP and regions of a new connection; empty or what failed.
-std::string setup(Conn &c)
+std::string setup(Conn &c, int cqe = 256)
 {
 	ibv_context *ctx = c.id->verbs;
 	if (!(c.pd = ibv_alloc_pd(ctx)) || !(c.pd2 = ibv_alloc_pd(ctx)))
 		return fmt("alloc_pd: %s", strerror(errno));
-	if (!(c.cq = ibv_create_cq(ctx, 256, nullptr, nullptr, 0)))
+	if (!(c.cq = ibv_create_cq(ctx, cqe, nullptr, nullptr, 0)))
 		return fmt("create_cq: %s", strerror(errno));
 	ibv_qp_init_attr ia = {};
 	ia.send_cq = ia.recv_cq = c.cq;
 	ia.qp_type = IBV_QPT_RC;
 	ia.cap.max_send_wr = 64;
 	ia.cap.max_recv_wr = 128;
-	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	ia.cap.max_send_sge = kMaxSges;
+	ia.cap.max_recv_sge = 1;
 	ia.sq_sig_all = 0;
 	if (rdma_create_qp(c.id, c.pd, &ia))
 		return fmt("create_qp: %s", strerror(errno));
@@ -480,6 +503,8 @@ public:
 			{ "check", &Target::check }, { "fill", &Target::fill },
 			{ "state", &Target::state }, { "async", &Target::async },
 			{ "disconnect", &Target::disconnect }, { "close", &Target::close },
+			{ "connect", &Target::connect }, { "dereg", &Target::dereg },
+			{ "idle", &Target::idle },
 			{ "quit", &Target::quit },
 		};
 		Args a(line);
@@ -612,6 +637,138 @@ private:
 		return resp + fmt(" len=%zu", kRegionLen);
 	}
 
+	// The active side: the peer listens on ADDR PORT.
+	std::string connect(const Args &a)
+	{
+		a.shape(2, { "ird", "ord", "recvs", "rlen", "qpn", "timeout" });
+		rdma_conn_param p = {};
+		p.responder_resources = uint8_t(a.opt("ird", 4, 255));
+		p.initiator_depth = uint8_t(a.opt("ord", 4, 255));
+		p.retry_count = p.rnr_retry_count = 7;
+		uint64_t recvs = a.opt("recvs", 4, 1 << 20), rlen = a.opt("rlen", 1024, kRcvLen);
+		uint64_t port = a.num(1, 65535, "PORT");
+		Clock::time_point deadline = a.deadline(timeout_);
+		if (conn_)
+			return "err busy";
+		addrinfo hints = {}, *res;
+		hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+		hints.ai_socktype = SOCK_STREAM;
+		if (getaddrinfo(a.pos(0).c_str(), std::to_string(port).c_str(), &hints, &res))
+			usage_error("ADDR must be an IPv4 or IPv6 literal");
+		sockaddr_storage dst = {};
+		std::memcpy(&dst, res->ai_addr, std::min<size_t>(res->ai_addrlen, sizeof dst));
+		freeaddrinfo(res);
+
+		// Events of the new id are sorted into its queue from the start.
+		conn_ = std::make_unique<Conn>();
+		Conn &c = *conn_;
+		std::string e;
+		auto step = [&](rdma_cm_event_type want) {
+			wait_cm([&c] { return !c.events.empty(); }, deadline);
+			CmEvent ev = c.events.front();
+			c.events.pop_front();
+			if (ev.type != want)
+				e = fmt("%s (status %d), not %s", rdma_event_str(ev.type), ev.status,
+					rdma_event_str(want));
+		};
+		try {
+			if (rdma_create_id(ch_, &c.id, nullptr, RDMA_PS_TCP))
+				e = fmt("create_id: %s", strerror(errno));
+			else if (rdma_resolve_addr(c.id, nullptr, reinterpret_cast<sockaddr *>(&dst), 2000))
+				e = fmt("resolve_addr: %s", strerror(errno));
+			if (e.empty())
+				step(RDMA_CM_EVENT_ADDR_RESOLVED);
+			if (e.empty() && rdma_resolve_route(c.id, 2000))
+				e = fmt("resolve_route: %s", strerror(errno));
+			if (e.empty())
+				step(RDMA_CM_EVENT_ROUTE_RESOLVED);
+		} catch (const Reply &r) {
+			e = r.line;
+		}
+		bool foreign = a.has("qpn");
+		p.qp_num = uint32_t(a.opt("qpn", 0, 0xffffff));
+		if (e.empty() && !foreign)
+			e = setup(c);
+		if (e.empty() && !foreign)
+			e = post_recvs(c, recvs, rlen);
+		if (e.empty() && rdma_connect(c.id, &p))
+			e = fmt("connect: %s", strerror(errno));
+		if (!e.empty()) {
+			conn_.reset();
+			return e.rfind("err ", 0) ? "err " + e : e;
+		}
+		ctx_ = c.id->verbs;
+		std::string resp = "ok";
+		for (const RegionSpec &s : kRegions)
+			if (s.exposed && !foreign)
+				resp += fmt(" %s=0x%08x:0x%llx", s.name, (c.*s.r).rkey,
+					    (unsigned long long)(uintptr_t)(c.*s.r).buf);
+		return resp + fmt(" len=%zu", kRegionLen);
+	}
+
+	// A QP that stays idle, on the device of the listener's address.
+	std::string idle(const Args &a)
+	{
+		a.shape(0, { "cqe" });
+		int cqe = int(a.opt("cqe", 256, 1 << 24));
+		if (conn_)
+			return "err busy";
+		sockaddr_storage ss = {};
+		std::memcpy(&ss, rdma_get_local_addr(listener_), sizeof(sockaddr_in6));
+		if (ss.ss_family == AF_INET)
+			reinterpret_cast<sockaddr_in *>(&ss)->sin_port = 0;
+		else
+			reinterpret_cast<sockaddr_in6 *>(&ss)->sin6_port = 0;
+		conn_ = std::make_unique<Conn>();
+		Conn &c = *conn_;
+		std::string e;
+		if (rdma_create_id(ch_, &c.id, nullptr, RDMA_PS_TCP))
+			e = fmt("create_id: %s", strerror(errno));
+		else if (rdma_bind_addr(c.id, reinterpret_cast<sockaddr *>(&ss)))
+			e = fmt("bind_addr: %s", strerror(errno));
+		if (e.empty())
+			e = setup(c, cqe);
+		if (!e.empty()) {
+			conn_.reset();
+			return "err " + e;
+		}
+		return fmt("ok qpn=%u", c.id->qp->qp_num);
+	}
+
+	// Deregister a region's MR, waiting at most timeout=S for it.
+	std::string dereg(const Args &a)
+	{
+		a.shape(1, { "timeout" });
+		Clock::time_point start = Clock::now(), deadline = a.deadline(timeout_);
+		auto s = std::find_if(std::begin(kRegions), std::end(kRegions),
+				      [&a](auto &r) { return a.pos(0) == r.name; });
+		if (s == std::end(kRegions))
+			usage_error("unknown REGION '" + a.pos(0) + "'");
+		Conn &c = need_conn();
+		Region &r = c.*s->r;
+		if (!r.mr)
+			return "err not registered";
+		// The thread owns the MR from here; the region keeps its rkey.
+		auto done = std::make_shared<std::atomic<int>>(-1);
+		std::thread t([mr = r.mr, done] {
+			int rv = ibv_dereg_mr(mr);
+			done->store(rv < 0 ? EIO : rv);
+		});
+		r.mr = nullptr;
+		while (done->load() < 0 && Clock::now() < deadline)
+			usleep(1000);
+		long ms = long(std::chrono::duration_cast<std::chrono::milliseconds>(
+			Clock::now() - start).count());
+		if (done->load() < 0) {
+			c.deregs.push_back(std::move(t));
+			return fmt("err timeout ms=%ld", ms);
+		}
+		t.join();
+		if (int rv = done->load())
+			return fmt("err dereg: %s ms=%ld", strerror(err_of(rv)), ms);
+		return fmt("ok ms=%ld", ms);
+	}
+
 	// The next CM event of the current connection.
 	CmEvent next_event(const Args &a)
 	{
@@ -642,14 +799,20 @@ private:
 			{ "send", IBV_WR_SEND }, { "send_inv", IBV_WR_SEND_WITH_INV },
 			{ "write", IBV_WR_RDMA_WRITE }, { "read", IBV_WR_RDMA_READ },
 		};
-		a.shape(2, { "off", "seed", "stag", "to", "inv", "id", "unsignaled", "solicited" });
+		a.shape(2, { "off", "seed", "stag", "to", "inv", "id", "unsignaled", "solicited",
+			     "sges", "stride" });
 		auto op = std::find_if(std::begin(ops), std::end(ops),
 				       [&a](auto &o) { return a.pos(0) == o.first; });
 		if (op == std::end(ops))
 			usage_error("unknown OP '" + a.pos(0) + "'");
-		uint64_t len = a.num(1, kRegionLen, "LEN"), off = a.opt("off", 0, kRegionLen);
-		if (off + len > kRegionLen)
-			usage_error(fmt("off+LEN exceeds the region (%zu bytes)", kRegionLen));
+		bool read = op->second == IBV_WR_RDMA_READ;
+		size_t rlen = read ? kRegionLen : kRcvLen;	// rw or snd
+		uint64_t len = a.num(1, kRegionLen, "LEN"), off = a.opt("off", 0, rlen);
+		uint64_t nsge = a.opt("sges", 1, kMaxSges), stride = a.opt("stride", 0, rlen);
+		if (!nsge || (nsge > 1 && (read || stride < (len + nsge - 1) / nsge)))
+			usage_error("sges=N needs a send or write and stride=B of at least LEN/N");
+		if (off + (nsge - 1) * stride + (len - len / nsge * (nsge - 1)) > rlen)
+			usage_error(fmt("the SGEs exceed the region (%zu bytes)", rlen));
 		ibv_send_wr wr = {}, *bad;
 		wr.opcode = op->second;
 		uint32_t seed = uint32_t(a.opt("seed", 1, UINT32_MAX));
@@ -665,12 +828,19 @@ private:
 		Conn &c = need_conn();
 		wr.wr_id = a.has("id") ? id : c.wr_next;
 
-		Region &r = wr.opcode == IBV_WR_RDMA_READ ? c.rw : c.snd;
-		if (wr.opcode != IBV_WR_RDMA_READ)
-			xiw::pattern_fill(r.buf + off, len, seed);
-		ibv_sge sge = { uintptr_t(r.buf + off), uint32_t(len), r.mr->lkey };
-		wr.sg_list = &sge;
-		wr.num_sge = len ? 1 : 0;
+		Region &r = read ? c.rw : c.snd;
+		ibv_sge sge[kMaxSges];
+		uint64_t done = 0;
+		for (uint64_t i = 0; i < nsge; i++) {
+			uint64_t n = i + 1 < nsge ? len / nsge : len - done;
+			uint8_t *p = r.buf + off + i * stride;
+			if (!read)
+				xiw::pattern_fill(p, n, seed, done);
+			sge[i] = { uintptr_t(p), uint32_t(n), r.mr->lkey };
+			done += n;
+		}
+		wr.sg_list = sge;
+		wr.num_sge = len ? int(nsge) : 0;
 		if (int rv = ibv_post_send(c.id->qp, &wr, &bad))
 			return fmt("err post: %s", strerror(err_of(rv)));
 		if (!a.has("id"))

@@ -90,6 +90,9 @@ void Conn::close()
 	if (fd_ >= 0)
 		::close(fd_);
 	fd_ = -1;
+	if (lfd_ >= 0)
+		::close(lfd_);
+	lfd_ = -1;
 }
 
 void Conn::shutdown_write()
@@ -108,29 +111,87 @@ void Conn::abort()
 	close();
 }
 
-void Conn::connect(const std::string &addr, uint16_t port, double timeout)
+namespace {
+
+socklen_t sockaddr_of(const std::string &addr, uint16_t port, sockaddr_storage &ss)
 {
-	sockaddr_storage ss = {};
-	socklen_t sl;
 	auto *s4 = reinterpret_cast<sockaddr_in *>(&ss);
 	auto *s6 = reinterpret_cast<sockaddr_in6 *>(&ss);
 
+	ss = {};
 	if (inet_pton(AF_INET, addr.c_str(), &s4->sin_addr) == 1) {
 		s4->sin_family = AF_INET;
 		s4->sin_port = htons(port);
-		sl = sizeof(*s4);
-	} else if (inet_pton(AF_INET6, addr.c_str(), &s6->sin6_addr) == 1) {
+		return sizeof(*s4);
+	}
+	if (inet_pton(AF_INET6, addr.c_str(), &s6->sin6_addr) == 1) {
 		s6->sin6_family = AF_INET6;
 		s6->sin6_port = htons(port);
-		sl = sizeof(*s6);
-	} else {
-		throw Failure("not a numeric address: " + addr);
+		return sizeof(*s6);
 	}
+	throw Failure("not a numeric address: " + addr);
+}
+
+} // namespace
+
+void Conn::listen(const std::string &addr, uint16_t port)
+{
+	sockaddr_storage ss;
+	socklen_t sl = sockaddr_of(addr, port, ss);
+	int one = 1;
+
+	lfd_ = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (lfd_ < 0)
+		throw Failure(std::string("socket: ") + strerror(errno));
+	setsockopt(lfd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (::bind(lfd_, reinterpret_cast<sockaddr *>(&ss), sl) || ::listen(lfd_, 1))
+		throw Failure(std::string("listen: ") + strerror(errno));
+}
+
+void Conn::accept(double timeout)
+{
+	pollfd pf = { lfd_, POLLIN, 0 };
+	int one = 1;
+
+	if (poll(&pf, 1, int(timeout * 1000)) != 1)
+		throw Failure("no TCP connection from the target in time");
+	fd_ = ::accept4(lfd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd_ < 0)
+		throw Failure(std::string("accept: ") + strerror(errno));
+	::close(lfd_);
+	lfd_ = -1;
+	setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	reset_state();
+}
+
+void Conn::reset_state()
+{
+	in_.clear();
+	in_off_ = 0;
+	eof_ = rst_ = fpdu_mode_ = false;
+	rx_err_ = XIW_OK;
+	segs_.clear();
+	cur_.reset();
+	rx_octets_ = 0;
+	for (auto &m : msn_)
+		m = 1;
+}
+
+void Conn::connect(const std::string &addr, uint16_t port, double timeout, int rcvbuf, int mss)
+{
+	sockaddr_storage ss;
+	socklen_t sl = sockaddr_of(addr, port, ss);
+
 	fd_ = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd_ < 0)
 		throw Failure(std::string("socket: ") + strerror(errno));
 	int one = 1;
 	setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	// Before connect(): the window scale is agreed in the handshake.
+	if (rcvbuf && setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)))
+		throw Failure(std::string("SO_RCVBUF: ") + strerror(errno));
+	if (mss && setsockopt(fd_, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss)))
+		throw Failure(std::string("TCP_MAXSEG: ") + strerror(errno));
 	if (::connect(fd_, reinterpret_cast<sockaddr *>(&ss), sl) && errno != EINPROGRESS)
 		throw Failure(std::string("connect: ") + strerror(errno));
 	pollfd pf = { fd_, POLLOUT, 0 };
@@ -141,15 +202,7 @@ void Conn::connect(const std::string &addr, uint16_t port, double timeout)
 	getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &el);
 	if (err)
 		throw Failure(std::string("TCP connect: ") + strerror(err));
-	in_.clear();
-	in_off_ = 0;
-	eof_ = rst_ = fpdu_mode_ = false;
-	rx_err_ = XIW_OK;
-	segs_.clear();
-	cur_.reset();
-	rx_octets_ = 0;
-	for (auto &m : msn_)
-		m = 1;
+	reset_state();
 }
 
 bool Conn::write(const uint8_t *p, size_t n, bool bytewise)

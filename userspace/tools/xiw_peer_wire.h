@@ -68,7 +68,15 @@ public:
 	Conn &operator=(const Conn &) = delete;
 
 	// TCP connect to a numeric IPv4 or IPv6 address; throws Failure.
-	void connect(const std::string &addr, uint16_t port, double timeout);
+	// @rcvbuf: SO_RCVBUF set before connecting (a small window), @mss:
+	// TCP_MAXSEG (the MSS we announce); 0: the defaults.
+	void connect(const std::string &addr, uint16_t port, double timeout, int rcvbuf = 0,
+		     int mss = 0);
+	// The passive end: listen on @addr and @port, then take the one
+	// connection that comes within @timeout; throws Failure.  listen()
+	// returns before the peer connects, so that it can be told to.
+	void listen(const std::string &addr, uint16_t port);
+	void accept(double timeout);
 	void close();
 	void shutdown_write();
 	void abort();		// close with a TCP RST (SO_LINGER 0)
@@ -108,8 +116,9 @@ public:
 private:
 	bool fill(double timeout);	// read more octets into in_
 	void deframe();
+	void reset_state();
 
-	int fd_ = -1;
+	int fd_ = -1, lfd_ = -1;
 	bool eof_ = false, rst_ = false, fpdu_mode_ = false;
 	Bytes in_;
 	size_t in_off_ = 0;
