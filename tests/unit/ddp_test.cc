@@ -102,7 +102,12 @@ INSTANTIATE_TEST_SUITE_P(Rfc5041, Tagged, ::testing::Values(
 	TRow{ "TO wraps", 7, 0xfffffffffffffff0ull, 17, true, { 7, 0, ~0ull, true, true }, XIW_ERR_DDP_T_TO_WRAP, 3 },
 	TRow{ "below base", 7, 0xfff, 2, true, { 7, 0x1000, 0x100, true, true }, XIW_ERR_DDP_T_BASE_BOUNDS, 1 },
 	TRow{ "one past end", 7, 0x10ff, 2, true, { 7, 0x1000, 0x100, true, true }, XIW_ERR_DDP_T_BASE_BOUNDS, 1 },
-	TRow{ "start past end", 7, 0x1101, 0, true, { 7, 0x1000, 0x100, true, true }, XIW_ERR_DDP_T_BASE_BOUNDS, 1 }));
+	TRow{ "start past end", 7, 0x1101, 0, true, { 7, 0x1000, 0x100, true, true }, XIW_ERR_DDP_T_BASE_BOUNDS, 1 },
+	// Base 0 and a segment ending at exactly 2^64: TO + length is 0 mod 2^64.
+	TRow{ "ends at 2^64, small region at 0", 7, 0xfffffffffffffff0ull, 16, true, { 7, 0, 0x100, true, true }, XIW_ERR_DDP_T_BASE_BOUNDS, 1 },
+	TRow{ "ends at 2^64, empty region at 0", 7, 0xffffffffffffffffull, 1, true, { 7, 0, 0, true, true }, XIW_ERR_DDP_T_BASE_BOUNDS, 1 },
+	TRow{ "ends at 2^64, region to the top", 7, 0xfffffffffffffff0ull, 16, true, { 7, 0, ~0ull, true, true }, XIW_ERR_DDP_T_BASE_BOUNDS, 1 },
+	TRow{ "last octet below 2^64 - 1", 7, 0xfffffffffffffff0ull, 15, true, { 7, 0, ~0ull, true, true }, XIW_OK, 0 }));
 
 TEST(DdpCheck, WrongModelIsMisuse)
 {

@@ -65,7 +65,7 @@ enum xiw_proto_err xiw_ddp_check_tagged(const struct xiw_rdmap_hdr *h,
 					u32 payload_len,
 					const struct xiw_ddp_region *r)
 {
-	u64 last;
+	u64 off;
 
 	if (!h->tagged)
 		return XIW_ERR_INVAL;
@@ -77,8 +77,12 @@ enum xiw_proto_err xiw_ddp_check_tagged(const struct xiw_rdmap_hdr *h,
 		return XIW_ERR_DDP_T_TO_WRAP;
 	if (h->to < r->base)
 		return XIW_ERR_DDP_T_BASE_BOUNDS;
-	last = h->to - r->base + payload_len;
-	if (last > r->len)
+	/*
+	 * Compared without forming @off + @payload_len: with a region from
+	 * base 0, a segment ending exactly at 2^64 would wrap that sum to 0.
+	 */
+	off = h->to - r->base;
+	if (off > r->len || payload_len > r->len - off)
 		return XIW_ERR_DDP_T_BASE_BOUNDS;
 	return XIW_OK;
 }
