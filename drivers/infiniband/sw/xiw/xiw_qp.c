@@ -494,19 +494,28 @@ int xiw_rqe_complete_imm(struct xiw_qp *qp, const struct xiw_krqe *rqe,
 			       !!(rqe->flags & XIW_WQE_SOLICITED));
 }
 
+/*
+ * The flushes take at most one ring's worth of work requests: a user ring
+ * is shared with the process, which can set VALID in slot after slot as
+ * fast as we clear it, and the loop runs with interrupts off.  A ring
+ * holds no more than its size of posted requests; whatever a racing
+ * process posts beyond that is the next flush's (a later post, or
+ * destroy_qp).  They also stop when the CQ is full: the rest would only
+ * count as overflow, and stay in the ring.
+ */
 static void xiw_sq_flush(struct xiw_qp *qp)
 {
 	struct xiw_ksqe sqe;
 	unsigned long flags;
-	int rv;
+	u32 n;
 
 	spin_lock_irqsave(&qp->sq_lock, flags);
-	for (;;) {
-		rv = xiw_sqe_take_locked(qp, &sqe);
-		if (rv == -ENOENT)
+	for (n = 0; n < qp->num_sqe; n++) {
+		if (xiw_sqe_take_locked(qp, &sqe) == -ENOENT)
 			break;
 		atomic64_inc(&qp->stats.flushed);
-		xiw_sqe_complete(qp, &sqe, 0, XIW_WC_WR_FLUSH_ERR);
+		if (xiw_sqe_complete(qp, &sqe, 0, XIW_WC_WR_FLUSH_ERR))
+			break;
 	}
 	spin_unlock_irqrestore(&qp->sq_lock, flags);
 }
@@ -515,18 +524,18 @@ static void xiw_rq_flush(struct xiw_qp *qp)
 {
 	struct xiw_krqe rqe;
 	unsigned long flags;
-	int rv;
+	u32 n;
 
 	if (qp->srq)
 		return;	/* an SRQ is shared: nothing of it belongs to this QP */
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	for (;;) {
-		rv = xiw_rqe_take_locked(qp, &rqe);
-		if (rv == -ENOENT)
+	for (n = 0; n < qp->num_rqe; n++) {
+		if (xiw_rqe_take_locked(qp, &rqe) == -ENOENT)
 			break;
 		rqe.flags = 0;
 		atomic64_inc(&qp->stats.flushed);
-		xiw_rqe_complete(qp, &rqe, 0, 0, XIW_WC_WR_FLUSH_ERR);
+		if (xiw_rqe_complete(qp, &rqe, 0, 0, XIW_WC_WR_FLUSH_ERR))
+			break;
 	}
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 }
