@@ -1293,6 +1293,37 @@ void rdmap_terminate_midstream(Ctx &x)
 	x.expect_dead();
 }
 
+// A Send of 6 SGEs of 10000 octets, each starting at the last octet of a
+// page: 24 page pieces in one FPDU, more than a zero-copy FPDU carries, so
+// the engine copies that FPDU after having begun it zero-copy.  The
+// target's MSS must allow a 60000-octet FPDU: TCP bounds it by half the
+// largest window we announced, so the Sends before it open our window
+// first (a large receive buffer, data read at once).
+void data_send_zc_fallback(Ctx &x)
+{
+	ConnOpts co;
+	co.rcvbuf = 1 << 22;
+	x.connect(co);
+	uint32_t msn = 1;
+	for (uint32_t seed = 62; seed < 65; seed++, msn++) {
+		x.t_.must(fmt("post send 60000 seed=%u", seed));
+		need(x.recv_send(msn) == pattern(60000, seed), fmt("Send %u differs", msn));
+	}
+	x.t_.must(fmt("post send 60000 seed=61 sges=6 off=4095 stride=16384"));
+	Segment s = x.recv("the 6-SGE Send");
+	need(s.hdr.opcode == RDMAP_OP_SEND && s.hdr.msn == msn && !s.hdr.mo,
+	     fmt("opcode 0x%x MSN %u MO %u instead of the 6-SGE Send", s.hdr.opcode, s.hdr.msn,
+		 s.hdr.mo));
+	need(s.hdr.last && s.payload.size() == 60000,
+	     fmt("the 6-SGE Send came in FPDUs of %zu octets: the test needs one of 60000",
+		 s.payload.size()));
+	need(s.payload == pattern(60000, 61), "the 6-SGE Send differs");
+	x.t_.must("post send 3000 seed=65");
+	need(x.recv_send(msn + 1) == pattern(3000, 65), "the Send after it differs");
+	for (int i = 0; i < 5; i++)
+		x.expect_wc("SUCCESS", -1, "SEND");
+}
+
 // ---- Faults of the transport
 
 // A TCP reset in the middle of a Send: the QP goes to error, every
@@ -1693,6 +1724,7 @@ std::vector<Scenario> scenarios()
 	S{ "data.target_write", "RFC 5040 5.1: the target's Write into our STag", false, data_target_write },
 	S{ "data.target_read", "RFC 5040 5.2: the target's Read, answered in three segments", false, data_target_read },
 	S{ "data.write_then_send", "RFC 5040 5.5: a Write is placed before the Send after it completes", false, data_write_then_send },
+	S{ "data.send_zc_fallback", "RFC 5044 4: a 60000-octet Send from 6 scattered SGEs: one FPDU, intact, and the stream in step after it", false, data_send_zc_fallback },
 	S{ "rnr.soft_wait", "xiw soft_rnr_ms: a Send without a receive waits for one, then lands", false, rnr_soft_wait },
 	S{ "rnr.soft_timeout", "xiw soft_rnr_ms: no receive within the wait: RFC 5041 7.2 no buffer, after the wait", false, rnr_soft_timeout },
 	S{ "rnr.soft_fin", "xiw soft_rnr_ms: the peer's FIN behind a waiting Send: the TERMINATE at once", false, rnr_soft_fin },

@@ -1005,8 +1005,16 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		rv = xiw_sgl_walk(conn->qp->xdev, conn->qp->base_qp.pd, sqe->sge,
 				  sqe->num_sge, conn->tx_sqe_off, seg, 0,
 				  xiw_tx_zc_piece, &zw);
-		if (rv && zw.unsupported)
-			zc = false;	/* not all in pages TCP may pin */
+		if (rv && zw.unsupported) {
+			/*
+			 * Not all in pages TCP may pin (slab memory, more
+			 * than XIW_TX_ZC_VECS pieces): copied after all.
+			 * xiw_tx_frame() builds the whole FPDU again where
+			 * the zero-copy headers went, so they are dropped.
+			 */
+			zc = false;
+			conn->tx_len = batched;
+		}
 	}
 	if (!zc)
 		rv = seg ? xiw_tx_gather(conn, sqe, conn->tx_sqe_off,
