@@ -1293,6 +1293,15 @@ void rdmap_terminate_midstream(Ctx &x)
 	x.expect_dead();
 }
 
+// A Read Request for an MSN ahead of the expected one (one skipped).
+void rdmap_read_msn_ahead(Ctx &x)
+{
+	x.connect();
+	uint32_t msn = x.c.next_msn(1) + 1;
+	breaks(x, x.read_req(x.reg["ro"].stag, x.reg["ro"].base, 64, msn),
+	       kDdpU(DDP_ECODE_UT_INVALID_MSN_RANGE));
+}
+
 // A Send of 6 SGEs of 10000 octets, each starting at the last octet of a
 // page: 24 page pieces in one FPDU, more than a zero-copy FPDU carries, so
 // the engine copies that FPDU after having begun it zero-copy.  The
@@ -1699,6 +1708,7 @@ std::vector<Scenario> scenarios()
 	S{ "rdmap.read_beyond_ird", "RFC 5041 7.1: a Read Request past IRD finds no buffer on queue 1: Invalid MSN, no buffer", false, rdmap_read_beyond_ird },
 	S{ "rdmap.read_segmented", "RFC 5040 4.4: a Read Request with L=0", false, rdmap_read_segmented },
 	S{ "rdmap.read_with_payload", "RFC 5040 4.4: a Read Request carrying payload", false, rdmap_read_payload },
+	S{ "rdmap.read_msn_ahead", "RFC 5041 7.1: a Read Request one MSN ahead on queue 1: Invalid MSN, range not valid", false, rdmap_read_msn_ahead },
 	S{ "rdmap.send_inv_bad_stag", "RFC 5040 7.2: Send with Invalidate of an unknown STag: cannot invalidate", false, rdmap_send_inv_bad },
 	S{ "rdmap.imm_data_user_qp", "RFC 7306 9: Immediate Data to a QP that cannot deliver it: Unexpected OpCode", false, rdmap_imm_user },
 	S{ "rdmap.atomic_no_rights", "RFC 7306 8: FetchAdd on an STag without atomic rights: access rights", false, rdmap_atomic_rights },

@@ -161,7 +161,14 @@ static enum xiw_proto_err xiw_rx_send_hdr(struct xiw_conn *conn)
 	return xiw_ddp_check_untagged(h, conn->rx.data_len, &q);
 }
 
-/* A Read or Atomic Request: it must fit the inbound depth (IRD). */
+/*
+ * A Read or Atomic Request: it must carry the next MSN of queue 1 and fit
+ * the inbound depth (IRD).  Queue 1 has no buffers of its own that a
+ * later MSN could land in ahead of time: every request is answered in
+ * MSN order, and the expected MSN only ever advances by one per request
+ * (xiw_rx_irq_queue()), so one from further ahead is outside the legal
+ * range (RFC 5041 sec 7.1), however much IRD room there is.
+ */
 static enum xiw_proto_err xiw_rx_irq_check(struct xiw_conn *conn)
 {
 	struct xiw_ddp_queue q = {
@@ -169,6 +176,8 @@ static enum xiw_proto_err xiw_rx_irq_check(struct xiw_conn *conn)
 	};
 	unsigned long flags;
 
+	if (conn->rx.hdr.msn != q.msn)
+		return XIW_ERR_DDP_UT_MSN_RANGE;
 	spin_lock_irqsave(&conn->lock, flags);
 	q.posted = conn->ird - conn->irq_count;
 	spin_unlock_irqrestore(&conn->lock, flags);
