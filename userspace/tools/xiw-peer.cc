@@ -1293,6 +1293,42 @@ void rdmap_terminate_midstream(Ctx &x)
 	x.expect_dead();
 }
 
+// The target answers a Read Request for a whole region into a window
+// it cannot fill: we announce a 1 KiB MSS (a small send buffer on the
+// target, sized by the MSS) and a 4 KiB receive buffer, and read slowly.
+ConnOpts small_window()
+{
+	ConnOpts co;
+	co.rcvbuf = 4096;
+	co.mss = 1024;
+	return co;
+}
+
+// A Read Request for all of ro; the target has started answering it.
+SegSpec read_ro_started(Ctx &x)
+{
+	SegSpec s = x.read_req(x.reg["ro"].stag, x.reg["ro"].base, kRegionLen, x.c.next_msn(1));
+	x.send(s);
+	Segment r = x.recv("the first Read Response segment");
+	need(r.hdr.opcode == RDMAP_OP_READ_RESP && !r.hdr.last,
+	     fmt("opcode 0x%x L %d instead of the first of many Read Response segments",
+		 r.hdr.opcode, r.hdr.last));
+	return s;
+}
+
+// The source goes while its Read Response is half way out: the rest is
+// not read from it (the pages may be anyone's by now); a TERMINATE with
+// the Read Request's headers ends the stream instead.
+void rdmap_read_source_dereg(Ctx &x)
+{
+	x.connect(small_window());
+	SegSpec s = read_ro_started(x);
+	Reply r = x.t_.cmd("dereg ro timeout=5", 30);
+	need(r.ok, "deregistering ro under a Read Response: " + r.line);
+	printf("# dereg ro: %s\n", r.line.c_str());
+	x.term_and_dead(kProt(RDMAP_ECODE_INVALID_STAG), header(s));
+}
+
 // A Read Request for an MSN ahead of the expected one (one skipped).
 void rdmap_read_msn_ahead(Ctx &x)
 {
@@ -1355,6 +1391,26 @@ void fault_rst(Ctx &x, bool mid_message)
 		errs += w.id >= 1000;
 	}
 	need(errs == x.recvs_left, fmt("%d of %d receives completed after the reset", errs, x.recvs_left));
+}
+
+// A TCP reset while Read Requests wait to be answered: deregistering
+// their source must not wait for responses nobody will send.
+void fault_rst_read_queued(Ctx &x)
+{
+	x.connect(small_window());
+	Bytes all;
+	for (int i = 1; i < 4; i++) {
+		Bytes b = x.c.frame(x.read_req(x.reg["ro"].stag, x.reg["ro"].base, kRegionLen,
+					       x.c.peek_msn(1) + uint32_t(i)));
+		all.insert(all.end(), b.begin(), b.end());
+	}
+	read_ro_started(x);	// the first, then three more behind it
+	need(x.c.write(all), "connection lost sending the Read Requests");
+	x.c.abort();
+	x.expect_state("ERR");
+	Reply r = x.t_.cmd("dereg ro timeout=5", 30);
+	need(r.ok, "deregistering ro after the reset: " + r.line);
+	printf("# dereg ro: %s\n", r.line.c_str());
 }
 
 // ---- Data: what must work, edge cases included
@@ -1709,6 +1765,7 @@ std::vector<Scenario> scenarios()
 	S{ "rdmap.read_segmented", "RFC 5040 4.4: a Read Request with L=0", false, rdmap_read_segmented },
 	S{ "rdmap.read_with_payload", "RFC 5040 4.4: a Read Request carrying payload", false, rdmap_read_payload },
 	S{ "rdmap.read_msn_ahead", "RFC 5041 7.1: a Read Request one MSN ahead on queue 1: Invalid MSN, range not valid", false, rdmap_read_msn_ahead },
+	S{ "rdmap.read_source_dereg", "RFC 5040 7.1: the source deregistered half way through its Read Response: Invalid STag; dereg does not wait", false, rdmap_read_source_dereg },
 	S{ "rdmap.send_inv_bad_stag", "RFC 5040 7.2: Send with Invalidate of an unknown STag: cannot invalidate", false, rdmap_send_inv_bad },
 	S{ "rdmap.imm_data_user_qp", "RFC 7306 9: Immediate Data to a QP that cannot deliver it: Unexpected OpCode", false, rdmap_imm_user },
 	S{ "rdmap.atomic_no_rights", "RFC 7306 8: FetchAdd on an STag without atomic rights: access rights", false, rdmap_atomic_rights },
@@ -1718,6 +1775,7 @@ std::vector<Scenario> scenarios()
 	S{ "rdmap.terminate_midstream", "RFC 5040 5.4: a TERMINATE in the middle of a Send", false, rdmap_terminate_midstream },
 	S{ "fault.rst_idle", "RFC 5040 5.4 (LLP lost): a TCP reset on an idle stream: QP error, receives flushed", false, [](Ctx &x) { fault_rst(x, false); } },
 	S{ "fault.rst_mid_send", "RFC 5040 5.4 (LLP lost): a TCP reset half way through a Send", false, [](Ctx &x) { fault_rst(x, true); } },
+	S{ "fault.rst_read_queued", "RFC 5040 5.4 (LLP lost): a reset with Read Requests queued: their source deregisters at once", false, fault_rst_read_queued },
 	S{ "data.send_multiseg", "RFC 5041 5: a Send of three segments lands whole", false, data_send_multiseg },
 	S{ "data.send_bytewise", "RFC 5044 4: an FPDU one octet per TCP segment", false, data_send_bytewise },
 	S{ "data.crc_bytewise", "RFC 5044 4: with CRC, one octet per TCP segment", false, data_crc_bytewise },

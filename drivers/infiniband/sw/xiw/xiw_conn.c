@@ -372,7 +372,10 @@ static void xiw_conn_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
 		xiw_conn_fail(conn, XIW_ERR_RDMAP_CATASTROPHIC_STREAM, NULL, 0);
 		break;
 	case XIW_QP_ERROR:
-		xiw_conn_schedule_close(conn, old != XIW_QP_CLOSING);
+		/* After a graceful disconnect or our TERMINATE: FIN, not RST. */
+		xiw_conn_schedule_close(conn, old != XIW_QP_CLOSING &&
+					!test_bit(XIW_CONN_TERM_SENT,
+						  &conn->flags));
 		break;
 	default:
 		break;
@@ -443,7 +446,6 @@ static void xiw_conn_detach(struct xiw_qp *qp)
 	xiw_conn_put_user(conn);
 	wait_for_completion(&conn->users_gone);
 	flush_work(&conn->close_work);
-	xiw_qp_rx_release(conn);
 	xiw_conn_free(conn);
 }
 

@@ -58,9 +58,9 @@ struct xiw_orq_entry {
 
 /**
  * struct xiw_irq_entry - a peer's RDMA Read or Atomic Request being served
- * @req: the Read Request as received
- * @mr: the source MR (reference held), NULL for a zero-length read or an
- *	atomic
+ * @req: the Read Request as received; its source is looked up again for
+ *	every response segment, no MR reference is held in between
+ * @msn: its DDP MSN (queue 1), for the header a TERMINATE copies
  * @sent: response octets transmitted so far
  * @atomic: an Atomic Request, already executed: send its response
  * @req_id: Atomic Request Identifier to echo
@@ -68,7 +68,7 @@ struct xiw_orq_entry {
  */
 struct xiw_irq_entry {
 	struct xiw_read_req req;
-	struct xiw_mr *mr;
+	u32 msn;
 	u32 sent;
 	bool atomic;
 	u32 req_id;
@@ -170,6 +170,7 @@ struct xiw_tx_pq {
 #define XIW_CONN_ABRUPT		3	/* close with a reset */
 #define XIW_CONN_STARTED	4	/* socket callbacks taken: may close */
 #define XIW_CONN_CLOSE_WORK	5	/* close_work queued or done */
+#define XIW_CONN_TERM_SENT	6	/* our TERMINATE is wholly in the socket */
 
 /**
  * struct xiw_conn - the data path of one connected QP
@@ -378,6 +379,6 @@ int xiw_qp_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
 		    unsigned int off, size_t len);
 void xiw_qp_rx_flush(struct xiw_conn *conn);
 bool xiw_qp_rx_resume(struct xiw_conn *conn);
-void xiw_qp_rx_release(struct xiw_conn *conn);
+enum xiw_proto_err xiw_read_src_err(enum xiw_access_result res);
 
 #endif /* _XIW_DP_H */

@@ -38,8 +38,14 @@ static enum xiw_proto_err xiw_rx_tagged_err(enum xiw_access_result res)
 	}
 }
 
-/* Map an MR lookup failure of a Read Request's source to its RDMAP error. */
-static enum xiw_proto_err xiw_rx_read_err(enum xiw_access_result res)
+/**
+ * xiw_read_src_err - the RDMAP error of a Read Request's source that
+ *	failed its check
+ * @res: what xiw_mr_lookup() said of the source
+ *
+ * Used on arrival of the request and again for every response segment.
+ */
+enum xiw_proto_err xiw_read_src_err(enum xiw_access_result res)
 {
 	switch (res) {
 	case XIW_ACC_PD_MISMATCH:
@@ -218,6 +224,12 @@ static enum xiw_proto_err xiw_rx_read_req(struct xiw_conn *conn)
 			return XIW_ERR_MPA_NO_MATCHING_RTR;
 	} else if (rr->size) {
 		/*
+		 * Checked now so that a bad request is answered with its own
+		 * header copied; no reference is kept.  The transmit engine
+		 * looks the source up again for every response segment
+		 * (xiw_tx_build_read_resp()): the MR may be deregistered or
+		 * invalidated meanwhile, and a queued request must never keep
+		 * deregistration waiting on a peer that stopped reading.
 		 * Rights come from the MR alone: rdma_cm leaves the QP access
 		 * flags of an active-side QP created before rdma_connect() at
 		 * 0, and siw, the peer most ULPs were tested with, does not
@@ -231,11 +243,13 @@ static enum xiw_proto_err xiw_rx_read_req(struct xiw_conn *conn)
 				  "QP %u: Read Request STag 0x%x TO 0x%llx len %u: access %d\n",
 				  xiw_qp_id(qp), rr->src_stag, rr->src_to,
 				  rr->size, res);
-			return xiw_rx_read_err(res);
+			return xiw_read_src_err(res);
 		}
+		xiw_mr_put(mr);
 	}
 
-	xiw_rx_irq_queue(conn, &(struct xiw_irq_entry){ .req = *rr, .mr = mr });
+	xiw_rx_irq_queue(conn, &(struct xiw_irq_entry){
+		.req = *rr, .msn = conn->rx.hdr.msn });
 	return XIW_OK;
 }
 
@@ -319,7 +333,7 @@ static enum xiw_proto_err xiw_rx_atomic_req(struct xiw_conn *conn)
 		ibdev_dbg(qp->base_qp.device,
 			  "QP %u: Atomic Request STag 0x%x TO 0x%llx: access %d\n",
 			  xiw_qp_id(qp), ar->stag, ar->to, res);
-		return xiw_rx_read_err(res);
+		return xiw_read_src_err(res);
 	}
 	/* The target is a host-order 64 bit word, as verbs define it. */
 	spin_lock_irqsave(&xiw_atomic_lock, flags);
@@ -892,23 +906,4 @@ void xiw_qp_rx_flush(struct xiw_conn *conn)
 				 XIW_WC_WR_FLUSH_ERR);
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
-}
-
-/**
- * xiw_qp_rx_release - drop the MR references of queued Read Requests
- * @conn: the connection, both engines stopped
- */
-void xiw_qp_rx_release(struct xiw_conn *conn)
-{
-	u32 n;
-
-	for (n = 0; n < conn->irq_count; n++) {
-		struct xiw_irq_entry *e =
-			&conn->irq[(conn->irq_head + n) % conn->ird];
-
-		if (e->mr)
-			xiw_mr_put(e->mr);
-		e->mr = NULL;
-	}
-	conn->irq_count = 0;
 }

@@ -579,11 +579,43 @@ static int xiw_tx_payload_room(struct xiw_conn *conn, u32 len)
 	return 0;
 }
 
+/*
+ * The source of the Read Request @e failed its check half way through the
+ * response: TERMINATE with the RDMAP error of a bad source (as on arrival,
+ * xiw_rx_read_req()) and the request's headers, rebuilt from @e.  The
+ * engine sends it when it runs next (xiw_conn_fail() kicks it).
+ */
+static void xiw_tx_read_src_fail(struct xiw_conn *conn,
+				 const struct xiw_irq_entry *e,
+				 enum xiw_access_result res)
+{
+	u8 raw[MPA_HDR_LEN + DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN];
+	struct xiw_rdmap_hdr h;
+	size_t hl = 0;
+
+	lockdep_assert_held(&conn->tx_mutex);
+	ibdev_dbg(conn->qp->base_qp.device,
+		  "QP %u: Read source STag 0x%x TO 0x%llx at %u of %u: access %d\n",
+		  xiw_qp_id(conn->qp), e->req.src_stag, e->req.src_to, e->sent,
+		  e->req.size, res);
+	xiw_tx_untagged(&h, RDMAP_OP_READ_REQ, RDMAP_QN_READ_REQ, e->msn, 0,
+			true);
+	h.u.read_req = e->req;
+	if (xiw_rdmap_hdr_build(&h, raw + MPA_HDR_LEN,
+				sizeof(raw) - MPA_HDR_LEN, &hl) != XIW_OK)
+		hl = 0;
+	xiw_put_be16(raw, (u16)hl);
+	xiw_conn_fail(conn, xiw_read_src_err(res), hl ? raw : NULL,
+		      hl ? MPA_HDR_LEN + hl : 0);
+}
+
 /* Next segment of the oldest inbound Read Request; false if none. */
 static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 {
+	enum xiw_access_result res = XIW_ACC_OK;
 	struct xiw_irq_entry *e;
 	struct xiw_rdmap_hdr h;
+	struct xiw_mr *mr;
 	unsigned long flags;
 	u32 max, seg;
 	bool last;
@@ -623,10 +655,26 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 	}
 	seg = min(e->req.size - e->sent, max);
 	last = e->sent + seg == e->req.size;
-	if (seg)
-		rv = xiw_tx_copy_mr(e->mr, e->req.src_to + e->sent,
-				    conn->tx_payload, seg);
+	if (seg) {
+		/*
+		 * The source as it is now: deregistered, invalidated or
+		 * re-registered since the request came, it ends the response
+		 * (RFC 5040 sec 7.1); the MR is held only for the copy.
+		 */
+		res = xiw_mr_lookup(conn->qp->xdev, conn->qp->base_qp.pd,
+				    e->req.src_stag, IB_ACCESS_REMOTE_READ,
+				    e->req.src_to + e->sent, seg, &mr);
+		if (res == XIW_ACC_OK) {
+			rv = xiw_tx_copy_mr(mr, e->req.src_to + e->sent,
+					    conn->tx_payload, seg);
+			xiw_mr_put(mr);
+		}
+	}
 	spin_unlock_irqrestore(&conn->lock, flags);
+	if (res != XIW_ACC_OK) {
+		xiw_tx_read_src_fail(conn, e, res);
+		return 0;
+	}
 	if (rv)
 		return -EFAULT;
 
@@ -639,16 +687,10 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 	e->sent += seg;
 	conn->tx_more = !last;
 	if (last) {
-		struct xiw_mr *mr;
-
 		spin_lock_irqsave(&conn->lock, flags);
-		mr = e->mr;
-		e->mr = NULL;
 		conn->irq_head = (conn->irq_head + 1) % conn->ird;
 		conn->irq_count--;
 		spin_unlock_irqrestore(&conn->lock, flags);
-		if (mr)
-			xiw_mr_put(mr);
 	}
 	return 0;
 }
@@ -1217,8 +1259,15 @@ void xiw_qp_tx_run(struct xiw_conn *conn)
 			return;
 		}
 		if (sent_term) {
-			/* Nothing follows a TERMINATE. */
-			xiw_tx_push(conn, false);
+			/*
+			 * Nothing follows a TERMINATE.  Wholly in the socket,
+			 * it goes out ahead of the FIN of a graceful close
+			 * (xiw_conn_state_change()); a reset would throw it
+			 * away with whatever the peer's window still holds
+			 * back, such as the start of a Read Response.
+			 */
+			if (!xiw_tx_push(conn, false))
+				set_bit(XIW_CONN_TERM_SENT, &conn->flags);
 			set_bit(XIW_CONN_TX_DEAD, &conn->flags);
 			xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 			return;
