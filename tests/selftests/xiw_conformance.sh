@@ -17,6 +17,8 @@
 #   xiw, markers: a device created with mpa_markers=prefer, the marker
 #     scenarios (markers both ways, a marker that points elsewhere).
 #   xiw, IPv6: the data scenarios over IPv6.
+#   xiw, P2P initiator: a device with mpa_p2p=1 and mpa_p2p_rtr=read
+#     connects to xiw-peer (the initiator scenarios, --p2p-read-rtr).
 #   siw: every scenario against siw.  Where siw answers differently the
 #     scenario's line is printed as a difference; the case fails only if
 #     the run itself breaks (no KTAP totals) or the kernel complains.
@@ -104,6 +106,22 @@ t_xiw_ipv6() {
 	((p >= 10 && f == 0)) || fail "IPv6: $p passed, $f failed"
 }
 
+t_xiw_initiator() {
+	local log=$XIW_TMP/initiator.log rc=0 n
+	add_dummy xcf4
+	xrun ip addr add 192.0.2.9/24 dev xcf4
+	xiw_add xcfp xcf4
+	echo 1 >"$IBDIR/xcfp/mpa_p2p"
+	echo read >"$IBDIR/xcfp/mpa_p2p_rtr"
+	n=$("$PEER" list | grep -c '^initiator\.')
+	((n >= 1)) || fail "no initiator scenarios"
+	peer_run "$log" --addr 192.0.2.9 --p2p-read-rtr --filter initiator. || rc=$?
+	sed 's/^/# /' "$log"
+	((rc == 0)) || fail "xiw-peer exit $rc"
+	read -r p f s <<<"$(totals "$log")"
+	((p == n && f == 0)) || fail "initiator scenarios: $p of $n passed, $f failed"
+}
+
 t_siw() {
 	local log=$XIW_TMP/siw.log rc=0
 	modinfo siw >/dev/null 2>&1 || skip "no siw module for $(uname -r)"
@@ -124,9 +142,10 @@ t_siw() {
 }
 
 ktap_header
-ktap_plan 4
+ktap_plan 5
 run_case "conformance scenarios against xiw" t_xiw
 run_case "marker scenarios against xiw with mpa_markers=prefer" t_xiw_markers
 run_case "data scenarios against xiw over IPv6" t_xiw_ipv6
+run_case "P2P initiator scenarios against xiw with a Read RTR" t_xiw_initiator
 run_case "the same scenarios against siw (differences listed)" t_siw
 ktap_finish

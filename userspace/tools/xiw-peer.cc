@@ -1338,6 +1338,19 @@ void rdmap_read_msn_ahead(Ctx &x)
 	       kDdpU(DDP_ECODE_UT_INVALID_MSN_RANGE));
 }
 
+// The target reads 2000 octets into rw at 0; our response lands 4096 on,
+// inside rw (the STag is right) but not where the target asked.
+void ddp_resp_wrong_to(Ctx &x)
+{
+	read_answer(x, [](const xiw_read_req &rr) {
+		SegSpec s;
+		s.hdr = tagged(RDMAP_OP_READ_RESP, rr.sink_stag, rr.sink_to + 4096, true);
+		s.payload = pattern(rr.size, 36);
+		return s;
+	}, kDdpT(DDP_ECODE_T_BASE_BOUNDS));
+	x.check("rw", 0, kRegionLen, 0);
+}
+
 // A Send of 6 SGEs of 10000 octets, each starting at the last octet of a
 // page: 24 page pieces in one FPDU, more than a zero-copy FPDU carries, so
 // the engine copies that FPDU after having begun it zero-copy.  The
@@ -1367,6 +1380,50 @@ void data_send_zc_fallback(Ctx &x)
 	need(x.recv_send(msn + 1) == pattern(3000, 65), "the Send after it differs");
 	for (int i = 0; i < 5; i++)
 		x.expect_wc("SUCCESS", -1, "SEND");
+}
+
+// ---- The device as initiator (P2P, RFC 6581)
+
+// The target connects to us with P2P and a Read RTR; we answer its
+// zero-length RTR Read with a Read Response carrying data into one of its
+// regions.  The RTR asked for nothing: nothing may be placed.
+void initiator_rtr_read_payload(Ctx &x)
+{
+	uint16_t port = uint16_t(x.o_.port + 1);
+	x.c.listen(x.o_.addr, port);
+	Reply r = x.t_.must(fmt("connect %s %u", x.o_.addr.c_str(), port));
+	for (const char *n : { "rw", "ro" }) {
+		const std::string &v = r.at(n);
+		x.reg[n].stag = uint32_t(std::stoul(v.substr(0, v.find(':')), nullptr, 16));
+		x.reg[n].base = std::stoull(v.substr(v.find(':') + 1), nullptr, 16);
+	}
+	x.recvs_left = 4;
+	x.c.accept(x.o_.timeout);
+	MpaIn m = x.c.read_mpa(x.o_.timeout);
+	need(m.result == MpaResult::Frame && !m.frame.reply, "no MPA Request from the target");
+	need(m.frame.p2p && (m.frame.rtr & XIW_MPA_RTR_READ),
+	     fmt("the target's Request offers P2P %d RTR 0x%x, not a Read RTR", m.frame.p2p, m.frame.rtr));
+	xiw_mpa_frame f = {};
+	f.reply = true;
+	f.rev = 2;
+	f.enhanced = true;
+	f.crc = m.frame.crc;
+	f.p2p = true;
+	f.rtr = XIW_MPA_RTR_READ;
+	f.ird = 4;
+	f.ord = 4;
+	need(x.c.write(Conn::mpa_frame(f)), "connection lost sending the MPA Reply");
+	x.c.start_fpdus(m.frame.crc, false, false);
+	x.t_.must("established");
+	Segment rtr = x.recv("the target's Read RTR");
+	need(rtr.hdr.opcode == RDMAP_OP_READ_REQ && rtr.hdr.u.read_req.size == 0,
+	     fmt("opcode 0x%x size %u instead of the zero-length Read RTR", rtr.hdr.opcode,
+		 rtr.hdr.u.read_req.size));
+	SegSpec s;
+	s.hdr = tagged(RDMAP_OP_READ_RESP, x.reg["rw"].stag, x.reg["rw"].base, true);
+	s.payload = pattern(64, 37);
+	breaks(x, s, kDdpT(DDP_ECODE_T_INVALID_STAG));
+	x.check("rw", 0, kRegionLen, 0);
 }
 
 // ---- Faults of the transport
@@ -1748,6 +1805,7 @@ std::vector<Scenario> scenarios()
 	S{ "ddp.terminate_bad_msn", "RFC 5040 4.8, 5041 7.2: a TERMINATE with MSN 2: Invalid MSN range", false, ddp_term_msn },
 	S{ "ddp.read_resp_bad_stag", "RFC 5041 7.1: a Read Response to another STag: Invalid STag", false, ddp_resp_bad_stag },
 	S{ "ddp.read_resp_too_long", "RFC 5041 7.1: a Read Response longer than asked: base or bounds", false, ddp_resp_too_long },
+	S{ "ddp.read_resp_wrong_to", "RFC 5040 4.4, 5041 7.1: a Read Response to the sink STag at another TO: base or bounds, nothing placed", false, ddp_resp_wrong_to },
 	S{ "rdmap.version_0_send", "RFC 5040 7.2: RDMAP version 0: Invalid RDMAP version", false, [](Ctx &x) { rdmap_version(x, false, 0); } },
 	S{ "rdmap.version_2_write", "RFC 5040 7.2: RDMAP version 2 on a Write: Invalid RDMAP version", false, [](Ctx &x) { rdmap_version(x, true, 2); } },
 	S{ "rdmap.opcode_reserved_c", "RFC 5040 7.2: reserved opcode 0xc: Unexpected OpCode", false, [](Ctx &x) { rdmap_opcode(x, 0xc); } },
@@ -1793,6 +1851,7 @@ std::vector<Scenario> scenarios()
 	S{ "data.target_read", "RFC 5040 5.2: the target's Read, answered in three segments", false, data_target_read },
 	S{ "data.write_then_send", "RFC 5040 5.5: a Write is placed before the Send after it completes", false, data_write_then_send },
 	S{ "data.send_zc_fallback", "RFC 5044 4: a 60000-octet Send from 6 scattered SGEs: one FPDU, intact, and the stream in step after it", false, data_send_zc_fallback },
+	S{ "initiator.rtr_read_payload", "RFC 6581 5, 5041 7.1: data in the Read Response to the target's Read RTR: Invalid STag, nothing placed", false, initiator_rtr_read_payload },
 	S{ "rnr.soft_wait", "xiw soft_rnr_ms: a Send without a receive waits for one, then lands", false, rnr_soft_wait },
 	S{ "rnr.soft_timeout", "xiw soft_rnr_ms: no receive within the wait: RFC 5041 7.2 no buffer, after the wait", false, rnr_soft_timeout },
 	S{ "rnr.soft_fin", "xiw soft_rnr_ms: the peer's FIN behind a waiting Send: the TERMINATE at once", false, rnr_soft_fin },

@@ -102,6 +102,13 @@ struct xiw_rx_untagged {
 /* Page pieces of one zero-copy FPDU payload (64 KiB and a straddle). */
 #define XIW_TX_ZC_VECS		20
 
+/*
+ * The sink and source STag of the zero-length Read sent as P2P RTR: any
+ * non-zero value, since peers reject STag 0; never an xiw MR's (their
+ * index is never 0, so their STags are 0x100 and up).
+ */
+#define XIW_RTR_READ_STAG	1
+
 /* Smallest FPDU payload sent zero-copy; below it a copy is cheaper. */
 #define XIW_TX_ZC_MIN		8192
 

@@ -253,6 +253,42 @@ static enum xiw_proto_err xiw_rx_read_req(struct xiw_conn *conn)
 	return XIW_OK;
 }
 
+/*
+ * A Read Response segment of @len octets may only be placed inside the
+ * sink our own Read Request @e named: its STag, from its Tagged Offset on,
+ * no more octets than it asked for.  The placement checks the MR itself
+ * (xiw_rx_place_tagged()), but any range of any MR with local write of
+ * the QP's PD would pass there.  The P2P RTR Read asked for nothing (its
+ * sink is STag 1, length 0), so its response places nothing.  A
+ * zero-length segment places nothing and is not checked (RFC 5040 sec
+ * 4.5: the STag of a zero-length Read is not validated).  Caller holds
+ * conn->lock.
+ */
+static enum xiw_proto_err xiw_rx_read_resp_sink(const struct xiw_orq_entry *e,
+						const struct xiw_rdmap_hdr *h,
+						u32 len)
+{
+	/* What xiw_tx_build_sqe() and xiw_tx_build_rtr() put in the request. */
+	u32 stag = e->rtr ? XIW_RTR_READ_STAG : 0;
+	u64 to = 0, sink_len = 0;
+
+	if (!len)
+		return XIW_OK;
+	if (!e->rtr && e->sqe.num_sge) {
+		stag = e->sqe.sge[0].lkey;
+		to = e->sqe.sge[0].laddr;
+		sink_len = e->sqe.sge[0].length;
+	}
+	if (h->stag != stag)
+		return XIW_ERR_DDP_T_INVALID_STAG;
+	/* No wrap: placement refuses a TO + len beyond 2^64 on its own. */
+	if (h->to < to || h->to - to > sink_len ||
+	    len > sink_len - (h->to - to) ||
+	    (u64)e->received + len > sink_len)
+		return XIW_ERR_DDP_T_BASE_BOUNDS;
+	return XIW_OK;
+}
+
 /* A Read Response segment header: it must answer our oldest request. */
 static enum xiw_proto_err xiw_rx_read_resp_hdr(struct xiw_conn *conn)
 {
@@ -268,12 +304,8 @@ static enum xiw_proto_err xiw_rx_read_resp_hdr(struct xiw_conn *conn)
 		e = &conn->orq[conn->orq_head];
 		if (e->atomic)
 			err = XIW_ERR_RDMAP_OPCODE;
-		else if (!e->rtr && conn->rx.data_len &&
-		    (!e->sqe.num_sge || h->stag != e->sqe.sge[0].lkey))
-			err = XIW_ERR_DDP_T_INVALID_STAG;
-		else if (!e->rtr && e->received + conn->rx.data_len >
-			 (e->sqe.num_sge ? e->sqe.sge[0].length : 0))
-			err = XIW_ERR_DDP_T_BASE_BOUNDS;
+		else
+			err = xiw_rx_read_resp_sink(e, h, conn->rx.data_len);
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 	return err;

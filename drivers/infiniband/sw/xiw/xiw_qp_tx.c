@@ -540,8 +540,8 @@ static int xiw_tx_build_rtr(struct xiw_conn *conn)
 		spin_unlock_irqrestore(&conn->lock, flags);
 		xiw_tx_untagged(&h, RDMAP_OP_READ_REQ, RDMAP_QN_READ_REQ,
 				conn->tx_msn[RDMAP_QN_READ_REQ]++, 0, true);
-		h.u.read_req.sink_stag = 1;
-		h.u.read_req.src_stag = 1;
+		h.u.read_req.sink_stag = XIW_RTR_READ_STAG;
+		h.u.read_req.src_stag = XIW_RTR_READ_STAG;
 		break;
 	case XIW_MPA_RTR_SEND:
 		xiw_tx_untagged(&h, RDMAP_OP_SEND, RDMAP_QN_SEND,
