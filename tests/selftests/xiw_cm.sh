@@ -8,7 +8,8 @@
 # timeouts reach the initiator quickly, a rev 2 Request that is reset is
 # retried with rev 1; then rping between two xiw devices over IPv4 and
 # IPv6, the first FPDU behind the MPA frame, and device removal with a
-# listener and connections in every phase.
+# listener and connections in every phase, and a QP named by number in a
+# connect of another user's process.
 #
 #   xcm0 (dummy) 192.0.2.1    2001:db8:1::1  -- xiw device xa
 #   xcm1 (dummy) 198.51.100.1 2001:db8:2::1  -- xiw device xb
@@ -28,6 +29,7 @@ B4=198.51.100.1
 A6=2001:db8:1::1
 B6=2001:db8:2::1
 PORT=7174
+TARGET=${XIW_TARGET:-$(cd "$(dirname "$0")/../.." && pwd)/build/userspace/tools/xiw-target}
 bg_pids=()
 
 with_devs() {
@@ -192,6 +194,46 @@ t_rev1_retry() {
 	grep -q "rev 1 retry connected" "$XIW_TMP/peer.log" || fail "no rev 1 retry"
 }
 
+# foreign_connect USER QPN PORT: xiw-target as USER (setpriv; "" for
+# root), listening on A4:PORT, connects a cm_id of its own that has no QP
+# to A4:PORT+100 (xa, the QP's device; nothing listens there) and names
+# QP QPN; prints xiw-target's answer to the connect.
+foreign_connect() {
+	local user=$1 qpn=$2 port=$3 out as=()
+	[ -z "$user" ] || as=(setpriv --reuid="$user" --regid="$user" --clear-groups)
+	out=$(printf 'connect %s %s qpn=%s\nquit\n' $A4 $((port + 100)) "$qpn" |
+	      timeout 60 "${as[@]}" "$TARGET" -p "$port" $A4 2>&1) || true
+	grep -q '^ready' <<<"$out" || fail "xiw-target as ${user:-root} did not start: $out"
+	sed -n 2p <<<"$out"
+}
+
+# Another user's process names the QP number of an idle QP it does not
+# own in its rdma_connect() (rdma_ucm passes the number on unchecked, and
+# iw_cm looks it up by number): xiw refuses, iw_cm fails the connect with
+# EINVAL.  A process of the QP's own user may (the QP is its user's), and
+# does connect it: the same lookup is not refusing everything.
+t_foreign_qp() {
+	local line qpn got
+	[ -x "$TARGET" ] || skip "$TARGET not built (make userspace)"
+	id -u nobody >/dev/null 2>&1 || skip "no user nobody"
+	coproc VICTIM { exec "$TARGET" -p 7190 $A4 2>&1; }
+	bg_pids+=($!)
+	read -r -t 30 line <&"${VICTIM[0]}" || fail "the QP owner's xiw-target did not start"
+	[[ $line == ready* ]] || fail "xiw-target: $line"
+	echo idle >&"${VICTIM[1]}"
+	read -r -t 30 line <&"${VICTIM[0]}" || fail "no answer to idle"
+	[[ $line == "ok qpn="* ]] || fail "idle: $line"
+	qpn=${line#ok qpn=}
+	diag "QP $qpn created by root, idle"
+	got=$(foreign_connect "$(id -u nobody)" "$qpn" 7191)
+	diag "nobody naming QP $qpn: $got"
+	[[ $got == "err connect: Invalid argument" ]] || fail "another user's connect with QP $qpn: $got"
+	got=$(foreign_connect "" "$qpn" 7192)
+	diag "root naming QP $qpn: $got"
+	[[ $got == ok* ]] || fail "its own user's connect with QP $qpn: $got"
+	echo quit >&"${VICTIM[1]}"
+}
+
 # rping_pair SERVER_ADDR CLIENT_ADDR: 10 pings between xa and xb.
 rping_pair() {
 	local out n
@@ -241,7 +283,7 @@ t_link_del_busy() {
 trap 'stop_bg; cleanup_all' EXIT
 
 ktap_header
-ktap_plan 15
+ktap_plan 16
 run_case "rev 2 Request gets a rev 2 Reply with IRD/ORD" with_devs t_valid_rev2
 run_case "rev 1 Request gets a rev 1 Reply" with_devs t_valid_rev1
 run_case "P2P accepted, markers rejected" with_devs t_p2p_markers
@@ -257,4 +299,5 @@ run_case "rping between two xiw devices, IPv6" with_devs t_rping_v6
 run_case "first FPDU after MPA (peer initiator)" with_devs t_first_fpdu_initiator
 run_case "FPDU in the Reply's segment (peer responder)" with_devs t_first_fpdu_responder
 run_case "rdma link del with listener and connections" with_devs t_link_del_busy
+run_case "another user cannot connect an idle QP by its number" with_devs t_foreign_qp
 ktap_finish

@@ -10,9 +10,11 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/pid.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
@@ -441,6 +443,8 @@ struct xiw_qp_transport_ops {
  * @rcq: receive CQ
  * @srq: SRQ the receives come from, or NULL
  * @kernel_verbs: true for kernel consumers
+ * @owner_uid: effective uid of the process that created a user QP
+ * @owner_tgid: its thread group (reference held); NULL for kernel QPs
  * @sig_all: every SQE generates a completion (IB_SIGNAL_ALL_WR)
  * @access: IB_ACCESS_REMOTE_* rights of the QP (modify_qp)
  * @ord: outbound RDMA Read depth (max_rd_atomic)
@@ -480,6 +484,8 @@ struct xiw_qp {
 	struct xiw_cq *rcq;
 	struct xiw_srq *srq;
 	bool kernel_verbs;
+	kuid_t owner_uid;
+	struct pid *owner_tgid;
 	bool sig_all;
 	int access;
 	u32 ord;
@@ -592,6 +598,7 @@ int xiw_cqe_add_imm(struct xiw_cq *cq, u64 wr_id, u8 opcode, u32 bytes,
 /* xiw_qp.c: the QP interface of the data path and the CM */
 const char *xiw_qp_state_name(enum xiw_qp_state state);
 struct xiw_qp *xiw_qp_lookup(struct xiw_device *xdev, u32 qpn);
+struct xiw_qp *xiw_qp_lookup_cm(struct xiw_device *xdev, u32 qpn);
 void xiw_qp_get(struct xiw_qp *qp);
 void xiw_qp_put(struct xiw_qp *qp);
 int xiw_qp_modify(struct xiw_qp *qp, enum xiw_qp_state new);

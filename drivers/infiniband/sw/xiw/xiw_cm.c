@@ -1401,7 +1401,7 @@ int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *params)
 		return -EINVAL;
 	if (xiw_sockaddr_len(&id->m_remote_addr) < 0)
 		return -EAFNOSUPPORT;
-	qp = xiw_qp_lookup(xdev, params->qpn);
+	qp = xiw_qp_lookup_cm(xdev, params->qpn);
 	if (!qp)
 		return -EINVAL;
 	cep = xiw_cep_alloc(xdev);
@@ -1493,7 +1493,7 @@ int xiw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *params)
 		rv = -ECONNRESET;
 		goto err_abort;
 	}
-	qp = xiw_qp_lookup(xdev, params->qpn);
+	qp = xiw_qp_lookup_cm(xdev, params->qpn);
 	if (!qp) {
 		rv = -EINVAL;
 		goto err_abort;
@@ -1735,10 +1735,12 @@ void xiw_qp_rem_ref(struct ib_qp *base_qp)
  * @ibdev: device
  * @qpn: QP number
  *
- * Called under iw_cm's spinlock; iw_cm takes its reference with
- * xiw_qp_add_ref() right after.
+ * Called under iw_cm's spinlock, in the context of the connect or accept
+ * that named the QP; iw_cm takes its reference with xiw_qp_add_ref()
+ * right after.
  *
- * Return: the QP or NULL.
+ * Return: the QP, or NULL if there is none or the caller may not use it
+ * (xiw_qp_lookup_cm()): iw_cm then fails the call with -EINVAL.
  */
 struct ib_qp *xiw_get_base_qp(struct ib_device *ibdev, int qpn)
 {
@@ -1746,7 +1748,7 @@ struct ib_qp *xiw_get_base_qp(struct ib_device *ibdev, int qpn)
 
 	if (qpn < 0)
 		return NULL;
-	qp = xiw_qp_lookup(to_xiw_dev(ibdev), qpn);
+	qp = xiw_qp_lookup_cm(to_xiw_dev(ibdev), qpn);
 	if (!qp)
 		return NULL;
 	xiw_qp_put(qp);

@@ -43,8 +43,12 @@
  * sq_lock or rq_lock -> srq lock -> cq lock -> xarray locks.
  */
 
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
 #include <linux/vmalloc.h>
 #include <kunit/visibility.h>
 #include <rdma/ib_verbs.h>
@@ -146,6 +150,56 @@ struct xiw_qp *xiw_qp_lookup(struct xiw_device *xdev, u32 qpn)
 	if (qp && !kref_get_unless_zero(&qp->ref))
 		qp = NULL;
 	xa_unlock_irqrestore(&xdev->qp_xa, flags);
+	return qp;
+}
+
+/*
+ * May the caller bind @qp to a connection?  iw_cm takes the QP number of
+ * a connect or an accept from its parameters, and rdma_ucm copies those
+ * from userspace as they come: any process that can open the rdma_cm
+ * device could otherwise name any QP of the device, another user's idle
+ * QP or a kernel ULP's, and have its connection carried by it.  A user QP
+ * serves the process that created it, or another with the same effective
+ * uid (which could ptrace it anyway).  A kernel QP serves kernel context:
+ * kernel ULPs connect and accept from workers, or from the system call of
+ * a privileged process (an nvme-cli connect), which CAP_NET_ADMIN or
+ * CAP_SYS_ADMIN stands for; a user process gets no kernel QP from iw_cm.
+ */
+static bool xiw_qp_cm_allowed(const struct xiw_qp *qp)
+{
+	if (current->flags & PF_KTHREAD)
+		return true;
+	if (qp->kernel_verbs)
+		return ns_capable_noaudit(&init_user_ns, CAP_NET_ADMIN) ||
+		       ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN);
+	return task_tgid(current) == qp->owner_tgid ||
+	       uid_eq(current_euid(), qp->owner_uid);
+}
+
+/**
+ * xiw_qp_lookup_cm - find a QP by number for iw_cm, if the caller may use it
+ * @xdev: device
+ * @qpn: QP number from the connect or accept parameters
+ *
+ * As xiw_qp_lookup(), for iw_cm's get_qp, connect and accept, which run in
+ * the context of the caller that named the QP.  Any context (get_qp runs
+ * under iw_cm's spinlock).
+ *
+ * Return: the QP, to be released with xiw_qp_put(), or NULL if there is
+ * none or it belongs to someone else.
+ */
+struct xiw_qp *xiw_qp_lookup_cm(struct xiw_device *xdev, u32 qpn)
+{
+	struct xiw_qp *qp = xiw_qp_lookup(xdev, qpn);
+
+	if (qp && !xiw_qp_cm_allowed(qp)) {
+		ibdev_dbg(&xdev->base_dev,
+			  "QP %u: %s (pid %d, euid %u) is not its owner: refused\n",
+			  qpn, current->comm, task_pid_nr(current),
+			  from_kuid(&init_user_ns, current_euid()));
+		xiw_qp_put(qp);
+		qp = NULL;
+	}
 	return qp;
 }
 
@@ -845,6 +899,10 @@ int xiw_create_qp(struct ib_qp *base_qp, struct ib_qp_init_attr *attrs,
 		if (rv)
 			goto err_rq;
 	}
+	if (udata) {
+		qp->owner_uid = current_euid();
+		qp->owner_tgid = get_pid(task_tgid(current));
+	}
 	xa_store_irq(&xdev->qp_xa, qpn, qp, GFP_KERNEL);
 	return 0;
 
@@ -899,6 +957,7 @@ int xiw_destroy_qp(struct ib_qp *base_qp, struct ib_udata *udata)
 	if (qp->recvq)
 		xiw_queue_free(qp->recvq, qp->rq_entry);
 	xiw_queue_free(qp->sendq, qp->sq_entry);
+	put_pid(qp->owner_tgid);
 	atomic_dec(&xdev->num_qp);
 	return 0;
 }
