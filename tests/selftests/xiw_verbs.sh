@@ -13,6 +13,7 @@ need_module dummy || ktap_skip_all "no dummy module"
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 VERBS_TEST=${XIW_VERBS_TEST:-$top/build/userspace/tools/xiw-verbs-test}
+TARGET=${XIW_TARGET:-$top/build/userspace/tools/xiw-target}
 DEV=xiw0
 NETDEV=xvdum0
 holder=
@@ -108,9 +109,56 @@ t_kverbs() {
 trap 'stop_holder; cleanup_all' EXIT
 
 ktap_header
-ktap_plan 4
+# A process in a memory cgroup of its own creates a CQ of 262144 entries
+# (its ring 8 MiB; libsiw maps it): the ring is charged to the cgroup as
+# kernel memory while the CQ lives, and uncharged when it goes.
+t_ring_memcg() {
+	local cg=/sys/fs/cgroup line before during after
+	[ -x "$TARGET" ] || skip "$TARGET not built (make userspace)"
+	if [ ! -e $cg/cgroup.controllers ]; then
+		mount -t cgroup2 none $cg 2>/dev/null || skip "no cgroup2"
+		echo "umount $cg" >>"$XIW_TMP/cg-undo"
+	fi
+	grep -qw memory $cg/cgroup.controllers || skip "no memory controller"
+	echo +memory >$cg/cgroup.subtree_control || skip "cannot enable the memory controller"
+	mkdir $cg/xiw-ring
+	echo "rmdir $cg/xiw-ring" >>"$XIW_TMP/cg-undo"
+	coproc RING { echo $BASHPID >$cg/xiw-ring/cgroup.procs && exec "$TARGET" -p 7195 192.0.2.1 2>&1; }
+	read -r -t 30 line <&"${RING[0]}" || fail "xiw-target did not start"
+	[[ $line == ready* ]] || fail "xiw-target: $line"
+	before=$(memcg_kernel $cg/xiw-ring)
+	echo "idle cqe=262144" >&"${RING[1]}"
+	read -r -t 30 line <&"${RING[0]}" || fail "no answer to idle"
+	[[ $line == "ok qpn="* ]] || fail "idle: $line"
+	during=$(memcg_kernel $cg/xiw-ring)
+	echo close >&"${RING[1]}"
+	read -r -t 30 line <&"${RING[0]}" || fail "no answer to close"
+	after=$(memcg_kernel $cg/xiw-ring)
+	echo quit >&"${RING[1]}"
+	wait "$RING_PID" 2>/dev/null || true
+	diag "cgroup kernel memory: $before before the CQ, $during with it, $after after it"
+	((during - before >= 8 << 20)) || fail "the 8 MiB CQ ring is not charged to the cgroup"
+	((during - after >= 8 << 20)) || fail "the CQ ring's charge stayed after the CQ went"
+}
+
+# The case in a subshell of its own, so that the cgroup goes whatever
+# way it ends (its process has quit by then).
+t_ring_memcg_undo() {
+	local rc=0
+	(t_ring_memcg) || rc=$?
+	cg_undo
+	return $rc
+}
+
+# memcg_kernel CGROUP: its "kernel" memory in octets.
+memcg_kernel() { sed -n 's/^kernel \([0-9]*\)$/\1/p' "$1/memory.stat"; }
+
+cg_undo() { [ -e "$XIW_TMP/cg-undo" ] && tac "$XIW_TMP/cg-undo" | while read -r c; do $c 2>/dev/null; done; rm -f "$XIW_TMP/cg-undo"; }
+
+ktap_plan 5
 run_case "verbs objects through libsiw (xiw-verbs-test)" with_dev t_verbs_test
 run_case "kernel verbs: QP, FRMR, CQs and ib_drain_qp" with_dev t_kverbs
 run_case "rdma res show qp/cq/mr -dd driver details" with_dev t_restrack
 run_case "rmmod with a user context open disassociates it" with_dev t_rmmod_open
+run_case "user rings are charged to the memory cgroup" with_dev t_ring_memcg_undo
 ktap_finish

@@ -225,13 +225,19 @@ struct xiw_ucontext {
 /**
  * struct xiw_user_mmap_entry - a user-mappable queue
  * @rdma_entry: the ib_core entry; its offset is the key userspace mmaps
- * @address: vmalloc_user() memory of the queue, owned by the entry and
- *	freed by xiw_mmap_free() once the entry is removed and unmapped;
- *	NULL for a key guard, which can never be mapped
+ * @address: the queue's memory, mapped into the kernel with vmap() (as
+ *	VM_USERMAP, so that remap_vmalloc_range() takes it), owned by the
+ *	entry and freed by xiw_mmap_free() once the entry is removed and
+ *	unmapped; NULL for a key guard, which can never be mapped
+ * @pages: the pages behind @address, charged to the memory cgroup of the
+ *	process that created the queue
+ * @npages: entries of @pages
  */
 struct xiw_user_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
 	void *address;
+	struct page **pages;
+	unsigned int npages;
 };
 
 /**

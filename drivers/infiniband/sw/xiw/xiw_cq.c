@@ -3,7 +3,7 @@
  * xiw completion queues.
  *
  * A CQ is a ring of struct xiw_cqe followed by a struct xiw_cq_ctrl, in one
- * allocation.  For user CQs that memory is vmalloc_user() and mapped by
+ * allocation.  For user CQs that memory is xiw_mmap_alloc()'s and mapped by
  * libsiw, which polls and arms notification without system calls; kernel
  * CQs use the same ring in kernel memory and xiw_poll_cq().
  *

@@ -31,7 +31,7 @@
  * changes nothing: the graceful close it asks for is moot.
  *
  * Rings.  Kernel QPs use rings of struct xiw_ksqe / struct xiw_krqe; user
- * QPs use rings of struct xiw_sqe / struct xiw_rqe in vmalloc_user()
+ * QPs use rings of struct xiw_sqe / struct xiw_rqe in xiw_mmap_alloc()
  * memory that libsiw maps.  In both, the VALID flag of a slot says who owns
  * it: the producer fills a slot whose VALID bit is clear and sets VALID
  * last (release); the consumer (xiw_sqe_fetch(), xiw_rqe_fetch(), flush)

@@ -434,6 +434,57 @@ void xiw_disassociate_ucontext(struct ib_ucontext *base_ctx)
 {
 }
 
+/*
+ * The pages of a user queue, zeroed and charged to the caller's memory
+ * cgroup (a process could otherwise pin up to a gigabyte per queue outside
+ * its limit), and their kernel mapping.  vmalloc_user() charges nothing,
+ * and the calls that take GFP flags (__vmalloc()) do not set VM_USERMAP,
+ * which remap_vmalloc_range() insists on; on 6.1 and 6.12 alike the one
+ * exported way to both is our own pages under vmap().  The pages stay ours
+ * (no VM_MAP_PUT_PAGES: 6.1's vfree() would then take vmalloc statistics
+ * down that were never raised for them) and go in xiw_mmap_pages_free().
+ */
+static int xiw_mmap_pages_alloc(struct xiw_user_mmap_entry *xentry,
+				size_t size)
+{
+	unsigned int i, n = size >> PAGE_SHIFT;
+
+	xentry->pages = kvcalloc(n, sizeof(*xentry->pages),
+				 GFP_KERNEL_ACCOUNT);
+	if (!xentry->pages)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		xentry->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!xentry->pages[i])
+			goto err_pages;
+		xentry->npages = i + 1;
+	}
+	xentry->address = vmap(xentry->pages, n, VM_MAP | VM_USERMAP,
+			       PAGE_KERNEL);
+	if (!xentry->address)
+		goto err_pages;
+	return 0;
+
+err_pages:
+	while (xentry->npages)
+		__free_page(xentry->pages[--xentry->npages]);
+	kvfree(xentry->pages);
+	xentry->pages = NULL;
+	return -ENOMEM;
+}
+
+static void xiw_mmap_pages_free(struct xiw_user_mmap_entry *xentry)
+{
+	unsigned int i;
+
+	if (!xentry->address)
+		return;
+	vunmap(xentry->address);
+	for (i = 0; i < xentry->npages; i++)
+		__free_page(xentry->pages[i]);
+	kvfree(xentry->pages);
+}
+
 /**
  * xiw_mmap_alloc - allocate a user-mappable queue and its mmap key
  * @udata: user data of the verb creating the queue
@@ -454,31 +505,28 @@ void *xiw_mmap_alloc(struct ib_udata *udata, size_t size,
 		rdma_udata_to_drv_context(udata, struct xiw_ucontext,
 					  base_ucontext);
 	struct xiw_user_mmap_entry *xentry;
-	void *mem;
 
 	if (!ctx || !size || size > SZ_1G)
 		return NULL;
 	size = PAGE_ALIGN(size);
-	mem = vmalloc_user(size);
-	if (!mem)
-		return NULL;
-	xentry = kzalloc(sizeof(*xentry), GFP_KERNEL);
+	xentry = kzalloc(sizeof(*xentry), GFP_KERNEL_ACCOUNT);
 	if (!xentry)
-		goto err_mem;
-	xentry->address = mem;
+		return NULL;
+	if (xiw_mmap_pages_alloc(xentry, size))
+		goto err_entry;
 	/* Page offset 0 is skipped: a key of 0 means "no queue" (SRQ QPs). */
 	if (rdma_user_mmap_entry_insert_range(&ctx->base_ucontext,
 					      &xentry->rdma_entry, size, 1,
 					      U32_MAX))
-		goto err_entry;
+		goto err_pages;
 	*entry = &xentry->rdma_entry;
 	*key = rdma_user_mmap_get_offset(*entry);
-	return mem;
+	return xentry->address;
 
+err_pages:
+	xiw_mmap_pages_free(xentry);
 err_entry:
 	kfree(xentry);
-err_mem:
-	vfree(mem);
 	return NULL;
 }
 
@@ -525,7 +573,7 @@ void xiw_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 {
 	struct xiw_user_mmap_entry *entry = to_xiw_mmap_entry(rdma_entry);
 
-	vfree(entry->address);
+	xiw_mmap_pages_free(entry);
 	kfree(entry);
 }
 
