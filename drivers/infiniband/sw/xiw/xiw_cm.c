@@ -29,6 +29,8 @@
  * takes a child's mutex while holding a listener's.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/err.h>
 #include <linux/inet.h>
 #include <linux/jiffies.h>
@@ -226,12 +228,12 @@ static const char *xiw_cep_state_name(enum xiw_cep_state state)
 }
 
 #define xiw_dbg_cep(cep, fmt, ...)					\
-	pr_debug("xiw: %s: cep %u %s: " fmt, (cep)->ibname, (cep)->id,	\
+	pr_debug("%s: cep %u %s: " fmt, (cep)->ibname, (cep)->id,	\
 		 xiw_cep_state_name((cep)->state), ##__VA_ARGS__)
 
 /* Peer-triggered problems: one rate-limited line naming the peer. */
 #define xiw_warn_cep(cep, fmt, ...)					\
-	pr_warn_ratelimited("xiw: %s: cep %u peer %pISpc: " fmt,		\
+	pr_warn_ratelimited("%s: cep %u peer %pISpc: " fmt,		\
 			    (cep)->ibname, (cep)->id, &(cep)->peer_addr,	\
 			    ##__VA_ARGS__)
 
@@ -949,7 +951,7 @@ static void xiw_cep_accept_conns(struct xiw_cep *lcep)
 			return;
 		}
 		if (lcep->nr_children >= lcep->max_children) {
-			pr_warn_ratelimited("xiw: %s: listener cep %u: %u connections wait for their MPA Request, refusing more\n",
+			pr_warn_ratelimited("%s: listener cep %u: %u connections wait for their MPA Request, refusing more\n",
 					    lcep->ibname, lcep->id,
 					    lcep->nr_children);
 			sock_no_linger(nsock->sk);
@@ -1155,7 +1157,7 @@ static int xiw_cep_start_rdma(struct xiw_cep *cep)
  */
 static void xiw_cep_upcall_lost(struct xiw_cep *cep, int rv)
 {
-	pr_warn_ratelimited("xiw: %s: cep %u: iw_cm event lost (%d), closing\n",
+	pr_warn_ratelimited("%s: cep %u: iw_cm event lost (%d), closing\n",
 			    cep->ibname, cep->id, rv);
 	cep->connected = false;
 	xiw_cep_drop_cm_id(cep);
@@ -1659,7 +1661,7 @@ int xiw_create_listen(struct iw_cm_id *id, int backlog)
 
 err_sock:
 	sock_release(sock);
-	pr_debug("xiw: %s: listen on %pISpc failed: %d\n",
+	pr_debug("%s: listen on %pISpc failed: %d\n",
 		 dev_name(&xdev->base_dev.dev), laddr, rv);
 	return rv;
 }
@@ -1857,7 +1859,7 @@ void xiw_cm_exit(void)
 				   10 * HZ)) {
 		spin_lock_irq(&xiw_cep_all_lock);
 		list_for_each_entry(cep, &xiw_cep_all, all_entry)
-			pr_info("xiw: waiting for cep %u (%s) of %s\n", cep->id,
+			pr_info("waiting for cep %u (%s) of %s\n", cep->id,
 				xiw_cep_state_name(cep->state), cep->ibname);
 		spin_unlock_irq(&xiw_cep_all_lock);
 	}

@@ -15,6 +15,8 @@
  * keep it in step with rdma link add/delete.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/device.h>
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
@@ -214,7 +216,7 @@ static int xiw_knob_parse(enum xiw_knob_id id, const char *buf,
 		   *val <= k->max) {
 		return 0;
 	}
-	pr_warn_ratelimited("xiw: %s: %s: invalid value, expected %s\n", who,
+	pr_warn_ratelimited("%s: %s: invalid value, expected %s\n", who,
 			    k->name, k->help);
 	return -EINVAL;
 }
@@ -422,7 +424,7 @@ static ssize_t offload_store(struct device *dev, struct device_attribute *attr,
 	if (count >= sizeof(name) + 1 ||
 	    strscpy(name, buf, sizeof(name)) < 0 ||
 	    !*strim(name) || !xiw_offload_exists(strim(name))) {
-		pr_warn_ratelimited("xiw: %s: offload: invalid value, expected the name of a registered backend\n",
+		pr_warn_ratelimited("%s: offload: invalid value, expected the name of a registered backend\n",
 				    dev_name(&xdev->base_dev.dev));
 		return -EINVAL;
 	}

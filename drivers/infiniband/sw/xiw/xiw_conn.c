@@ -5,6 +5,8 @@
  * contract with the connection manager.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/cpumask.h>
 #include <linux/net.h>
 #include <linux/slab.h>
@@ -89,7 +91,7 @@ static void xiw_conn_offload_start(struct xiw_conn *conn, const char *name)
 			dev_put(ndev);
 	}
 	if (rv) {
-		pr_info_ratelimited("xiw: %s: QP %u: offload backend %s declined (%d): software\n",
+		pr_info_ratelimited("%s: QP %u: offload backend %s declined (%d): software\n",
 				    conn->oc.ibdev, conn->oc.qpn, ops->name, rv);
 		xiw_offload_put(ops);
 		ops = xiw_offload_get("software");

@@ -6,6 +6,8 @@
  * DEV"), the netdev notifier and the device ops table.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
 #include <linux/module.h>
@@ -287,21 +289,21 @@ static int xiw_newlink(const char *ibdev_name, struct net_device *ndev)
 	int rv;
 
 	if (!xiw_netdev_qualified(ndev)) {
-		pr_warn_ratelimited("xiw: %s: netdev %s has unsupported type %u\n",
+		pr_warn_ratelimited("%s: netdev %s has unsupported type %u\n",
 				    ibdev_name, ndev->name, ndev->type);
 		return -EINVAL;
 	}
 	other = ib_device_get_by_name(ibdev_name, RDMA_DRIVER_UNKNOWN);
 	if (other) {
 		ib_device_put(other);
-		pr_warn_ratelimited("xiw: device name %s is already in use\n",
+		pr_warn_ratelimited("device name %s is already in use\n",
 				    ibdev_name);
 		return -EEXIST;
 	}
 	/* Catches xiw and in-tree siw devices alike (same driver id). */
 	other = ib_device_get_by_netdev(ndev, RDMA_DRIVER_SIW);
 	if (other) {
-		pr_warn_ratelimited("xiw: %s: netdev %s already has the iWARP device %s\n",
+		pr_warn_ratelimited("%s: netdev %s already has the iWARP device %s\n",
 				    ibdev_name, ndev->name,
 				    dev_name(&other->dev));
 		ib_device_put(other);
@@ -325,7 +327,7 @@ static int xiw_newlink(const char *ibdev_name, struct net_device *ndev)
 	mutex_lock(&xiw_dev_lock);
 	if (xiw_dev_find_locked(ndev)) {
 		mutex_unlock(&xiw_dev_lock);
-		pr_warn_ratelimited("xiw: %s: netdev %s already has an xiw device\n",
+		pr_warn_ratelimited("%s: netdev %s already has an xiw device\n",
 				    ibdev_name, ndev->name);
 		rv = -EEXIST;
 		goto err_dealloc;
@@ -341,7 +343,7 @@ static int xiw_newlink(const char *ibdev_name, struct net_device *ndev)
 
 	rv = ib_register_device(&xdev->base_dev, ibdev_name, NULL);
 	if (rv) {
-		pr_warn_ratelimited("xiw: %s: registration failed: %d\n",
+		pr_warn_ratelimited("%s: registration failed: %d\n",
 				    ibdev_name, rv);
 		goto err_dealloc;
 	}
@@ -480,7 +482,7 @@ static int __init xiw_init(void)
 	if (rv)
 		goto err_cm;
 	rdma_link_register(&xiw_link_ops);
-	pr_info("xiw: software iWARP driver loaded\n");
+	pr_info("software iWARP driver loaded\n");
 	return 0;
 
 err_cm:
@@ -501,7 +503,7 @@ static void __exit xiw_exit(void)
 	xiw_conn_exit();
 	destroy_workqueue(xiw_cq_wq);
 	ida_destroy(&xiw_dev_ids);
-	pr_info("xiw: unloaded\n");
+	pr_info("unloaded\n");
 }
 
 module_init(xiw_init);

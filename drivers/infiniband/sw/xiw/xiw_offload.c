@@ -14,6 +14,8 @@
  * warns when a device is added there, or refuses (hw_iwarp_policy).
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/ethtool.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -73,7 +75,7 @@ int xiw_offload_register(struct xiw_offload_ops *ops)
 		list_add_tail(&ops->list, &xiw_offload_list);
 	spin_unlock(&xiw_offload_lock);
 	if (!rv)
-		pr_info("xiw: offload backend %s registered\n", ops->name);
+		pr_info("offload backend %s registered\n", ops->name);
 	return rv;
 }
 EXPORT_SYMBOL_GPL(xiw_offload_register);
@@ -90,7 +92,7 @@ void xiw_offload_unregister(struct xiw_offload_ops *ops)
 	spin_lock(&xiw_offload_lock);
 	list_del_init(&ops->list);
 	spin_unlock(&xiw_offload_lock);
-	pr_info("xiw: offload backend %s unregistered\n", ops->name);
+	pr_info("offload backend %s unregistered\n", ops->name);
 }
 EXPORT_SYMBOL_GPL(xiw_offload_unregister);
 
@@ -110,7 +112,7 @@ const struct xiw_offload_ops *xiw_offload_get(const char *name)
 		ops = NULL;
 	spin_unlock(&xiw_offload_lock);
 	if (!ops) {
-		pr_warn_ratelimited("xiw: offload backend %s is not registered: software\n",
+		pr_warn_ratelimited("offload backend %s is not registered: software\n",
 				    name);
 		ops = &xiw_offload_software;
 	}
@@ -161,7 +163,7 @@ static int xiw_hw_policy_set(const char *val, const struct kernel_param *kp)
 				     ARRAY_SIZE(xiw_hw_policy_names), val);
 
 	if (i < 0) {
-		pr_warn_ratelimited("xiw: module: hw_iwarp_policy: invalid value, expected warn or refuse\n");
+		pr_warn_ratelimited("module: hw_iwarp_policy: invalid value, expected warn or refuse\n");
 		return -EINVAL;
 	}
 	WRITE_ONCE(xiw_hw_policy, i);
@@ -227,7 +229,7 @@ int xiw_offload_check_netdev(struct net_device *ndev)
 	if (!hw)
 		return 0;
 	refuse = READ_ONCE(xiw_hw_policy) == 1;
-	pr_warn_ratelimited("xiw: netdev %s (%s) is served by RDMA device %s (driver id %u) already%s\n",
+	pr_warn_ratelimited("netdev %s (%s) is served by RDMA device %s (driver id %u) already%s\n",
 			    ndev->name, info.driver, dev_name(&hw->dev),
 			    hw->ops.driver_id,
 			    refuse ? ": refused (hw_iwarp_policy=refuse)" :

@@ -13,6 +13,8 @@
  * conn->lock, so that a flush never completes a request being written.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/skbuff.h>
 #include <net/tcp.h>
 #include <kunit/visibility.h>
@@ -463,7 +465,7 @@ static void xiw_rx_terminate(struct xiw_conn *conn, const u8 *body, u32 len)
 	struct xiw_term t;
 
 	if (xiw_term_parse(body, len, &t) == XIW_OK) {
-		pr_info_ratelimited("xiw: QP %u: peer sent TERMINATE layer %u type %u code 0x%02x\n",
+		pr_info_ratelimited("QP %u: peer sent TERMINATE layer %u type %u code 0x%02x\n",
 				    xiw_qp_id(conn->qp), t.ctrl.code.layer,
 				    t.ctrl.code.etype, t.ctrl.code.ecode);
 		xiw_qp_event(conn->qp, t.ctrl.code.layer, t.ctrl.code.etype);
@@ -471,7 +473,7 @@ static void xiw_rx_terminate(struct xiw_conn *conn, const u8 *body, u32 len)
 		trace_xiw_term(xiw_qp_id(conn->qp), false, t.ctrl.code.layer,
 			       t.ctrl.code.etype, t.ctrl.code.ecode);
 	} else {
-		pr_info_ratelimited("xiw: QP %u: peer sent a malformed TERMINATE\n",
+		pr_info_ratelimited("QP %u: peer sent a malformed TERMINATE\n",
 				    xiw_qp_id(conn->qp));
 		xiw_count_term(conn->qp->xdev, TERM_LAYER_RDMAP, false);
 		xiw_qp_event(conn->qp, TERM_LAYER_RDMAP,
