@@ -470,6 +470,15 @@ public:
 				throw Failure(std::string("TERMINATE with the right triplet but a malformed body (") +
 					      xiw_proto_err_name(e) + "): " +
 					      hex(body.data(), std::min<size_t>(body.size(), 40)));
+			// RFC 5040 sec 4.8: an error in a Read Request sends its
+			// DDP header (D) and its RDMAP header (R) back, also where
+			// the check waits for the segment's CRC.
+			bool bad_read_req = bad.size() >= DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN &&
+					    !(bad[0] & DDP_FLAG_T) &&
+					    (bad[1] & RDMAP_OPCODE_MASK) == RDMAP_OP_READ_REQ;
+			if (bad_read_req && want.layer != TERM_LAYER_LLP && (!t.ctrl.d || !t.ctrl.r))
+				throw Failure(fmt("TERMINATE %s for a Read Request with D=%d R=%d, expected both",
+						  term_str(g).c_str(), t.ctrl.d, t.ctrl.r));
 			if (t.ctrl.d && !bad.empty()) {
 				size_t n = t.ddp_hdr_len;
 				if (bad.size() < n || memcmp(bad.data(), t.ddp_hdr, n))

@@ -63,9 +63,18 @@ enum xiw_proto_err xiw_read_src_err(enum xiw_access_result res)
 	}
 }
 
+/*
+ * TERMINATE for the segment being received or, between segments, for the
+ * one that just ended: its checks that wait for the CRC (a Read or Atomic
+ * Request, Send with Invalidate) fail at its end, where the deframer has
+ * already given up the header octets for the next segment (RFC 5040 sec
+ * 4.8: the DDP header, and the RDMAP header of a Read Request, go back).
+ */
 static void xiw_rx_fail(struct xiw_conn *conn, enum xiw_proto_err err)
 {
-	xiw_conn_fail(conn, err, conn->rx.raw, conn->rx.raw_got);
+	const struct xiw_rx *rx = &conn->rx;
+
+	xiw_conn_fail(conn, err, rx->raw, rx->raw_got ?: rx->raw_last);
 }
 
 struct xiw_rx_copy {

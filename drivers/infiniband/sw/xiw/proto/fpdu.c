@@ -223,8 +223,10 @@ static enum xiw_proto_err xiw_rx_hdr_bytes(struct xiw_rx *rx, const u8 *p,
 	u8 before = rx->raw_got;
 	enum xiw_proto_err err;
 
-	if (before == 0)
+	if (before == 0) {
 		rx->fpdu_pos = rx->stream_pos;
+		rx->raw_last = 0;
+	}
 	memcpy(rx->raw + before, p, n);
 	rx->raw_got += (u8)n;
 	xiw_rx_eat(rx, p, n, true);
@@ -276,6 +278,7 @@ static enum xiw_proto_err xiw_rx_trailer_done(struct xiw_rx *rx)
 		return XIW_ERR_MPA_CRC;
 	rx->segments++;
 	rx->state = XIW_RX_HDR;
+	rx->raw_last = rx->raw_got;
 	rx->raw_got = 0;
 	rx->raw_need = 0;
 	rx->info = NULL;
@@ -408,6 +411,8 @@ enum xiw_proto_err xiw_rx_step(struct xiw_rx *rx, const u8 *p, size_t len,
 	return XIW_OK;
 
 fail:
+	/* The deframer's own errors are the current segment's, if any. */
+	rx->raw_last = 0;
 	rx->state = XIW_RX_ERROR;
 	rx->err = err;
 	*consumed = used;

@@ -661,6 +661,10 @@ struct xiw_rx_event {
  * @mk_got: octets in @mk (0 when not inside a marker)
  * @raw: the current segment's ULPDU_Length and DDP/RDMAP header octets
  * @raw_got: octets in @raw
+ * @raw_last: octets of the segment that just ended in @raw: set at its
+ *	%XIW_RX_EV_END (which sets @raw_got to 0), cleared by the first octet
+ *	of the next segment and by a deframing error; an error the caller
+ *	finds at the end of a segment reports that segment's headers from it
  * @raw_need: octets of @raw needed (known once 4 are in)
  * @ulpdu_len: current ULPDU_Length
  * @info: opcode properties of the current segment
@@ -688,6 +692,7 @@ struct xiw_rx {
 	u8 mk_got;
 	u8 raw[XIW_RX_HDR_BUF];
 	u8 raw_got;
+	u8 raw_last;
 	u8 raw_need;
 	u16 ulpdu_len;
 	const struct xiw_rdmap_opinfo *info;
