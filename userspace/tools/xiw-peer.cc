@@ -1098,6 +1098,33 @@ void read_answer(Ctx &x, const std::function<SegSpec(const xiw_read_req &)> &ans
 	breaks(x, s, want);
 }
 
+// A fenced Send behind the target's own Read: it must stay in the send
+// queue until our Read Response is in (verbs fence semantics).
+void rdmap_fence_send(Ctx &x, const char *op)
+{
+	x.connect();
+	x.t_.must(fmt("post read 2000 stag=0x%x to=0x%llx", kPeerStag, (unsigned long long)kPeerTo));
+	Segment r = x.recv("the target's Read Request");
+	need(r.hdr.opcode == RDMAP_OP_READ_REQ, fmt("opcode 0x%x instead of a Read Request", r.hdr.opcode));
+	x.t_.must(fmt("post %s 300 seed=61 fence=1", op));
+	if (auto early = x.c.recv(1.5))
+		throw Failure(fmt("opcode 0x%x went out before the Read it is fenced behind completed",
+				  early->hdr.opcode));
+	const xiw_read_req &rr = r.hdr.u.read_req;
+	SegSpec s;
+	s.hdr = tagged(RDMAP_OP_READ_RESP, rr.sink_stag, rr.sink_to, true);
+	s.payload = pattern(rr.size, 62);
+	x.send(s);
+	uint8_t want = strcmp(op, "send_inv") ? RDMAP_OP_SEND : RDMAP_OP_SEND_INV;
+	Segment f = x.recv("the fenced Send");
+	need(f.hdr.opcode == want && f.hdr.last && f.hdr.mo == 0 && f.payload == pattern(300, 61),
+	     fmt("after the Read Response: opcode 0x%x L %d MO %u, %zu octets", f.hdr.opcode,
+		 f.hdr.last, f.hdr.mo, f.payload.size()));
+	x.expect_wc("SUCCESS", 2000, "RDMA_READ");
+	x.expect_wc("SUCCESS", 300, "SEND");
+	x.check("rw", 0, 2000, 62);
+}
+
 void ddp_resp_bad_stag(Ctx &x)
 {
 	read_answer(x, [](const xiw_read_req &rr) {
@@ -1815,6 +1842,8 @@ std::vector<Scenario> scenarios()
 	S{ "ddp.read_resp_bad_stag", "RFC 5041 7.1: a Read Response to another STag: Invalid STag", false, ddp_resp_bad_stag },
 	S{ "ddp.read_resp_too_long", "RFC 5041 7.1: a Read Response longer than asked: base or bounds", false, ddp_resp_too_long },
 	S{ "ddp.read_resp_wrong_to", "RFC 5040 4.4, 5041 7.1: a Read Response to the sink STag at another TO: base or bounds, nothing placed", false, ddp_resp_wrong_to },
+	S{ "rdmap.fence_send", "verbs fence: a fenced Send waits for the Read before it", false, [](Ctx &x) { rdmap_fence_send(x, "send"); } },
+	S{ "rdmap.fence_send_inv", "verbs fence: a fenced Send with Invalidate waits for the Read before it", false, [](Ctx &x) { rdmap_fence_send(x, "send_inv"); } },
 	S{ "rdmap.version_0_send", "RFC 5040 7.2: RDMAP version 0: Invalid RDMAP version", false, [](Ctx &x) { rdmap_version(x, false, 0); } },
 	S{ "rdmap.version_2_write", "RFC 5040 7.2: RDMAP version 2 on a Write: Invalid RDMAP version", false, [](Ctx &x) { rdmap_version(x, true, 2); } },
 	S{ "rdmap.opcode_reserved_c", "RFC 5040 7.2: reserved opcode 0xc: Unexpected OpCode", false, [](Ctx &x) { rdmap_opcode(x, 0xc); } },

@@ -30,7 +30,7 @@
 //   established [timeout=S]	the next CM event must be ESTABLISHED
 //   cmevent [timeout=S]	-> ok event=RDMA_CM_EVENT_... status=N
 //   post send|send_inv|write|read LEN [off=O] [seed=S] [stag=X] [to=X]
-//	[inv=X] [id=N] [unsignaled=1] [solicited=1] [sges=N stride=B]
+//	[inv=X] [id=N] [unsignaled=1] [solicited=1] [fence=1] [sges=N stride=B]
 //	-> ok id=N; sges: the payload cut into N SGEs of (about) LEN/N octets
 //	at OFF, OFF+B, OFF+2B... of snd (not of rw for a read), holding the
 //	pattern as one message
@@ -800,7 +800,7 @@ private:
 			{ "write", IBV_WR_RDMA_WRITE }, { "read", IBV_WR_RDMA_READ },
 		};
 		a.shape(2, { "off", "seed", "stag", "to", "inv", "id", "unsignaled", "solicited",
-			     "sges", "stride" });
+			     "fence", "sges", "stride" });
 		auto op = std::find_if(std::begin(ops), std::end(ops),
 				       [&a](auto &o) { return a.pos(0) == o.first; });
 		if (op == std::end(ops))
@@ -824,6 +824,8 @@ private:
 		wr.send_flags = a.opt("unsignaled", 0, 1) ? 0 : IBV_SEND_SIGNALED;
 		if (a.opt("solicited", 0, 1))
 			wr.send_flags |= IBV_SEND_SOLICITED;
+		if (a.opt("fence", 0, 1))
+			wr.send_flags |= IBV_SEND_FENCE;
 		uint64_t id = a.opt("id", 0, UINT64_MAX);
 		Conn &c = need_conn();
 		wr.wr_id = a.has("id") ? id : c.wr_next;

@@ -912,7 +912,8 @@ static void xiw_tx_atomic_req(struct xiw_conn *conn,
 
 /*
  * Build the next segment of the current send work request.  Returns 0 with
- * *built false when the request must wait (Read fence, ORQ full).
+ * *built false when the request must wait (a fence behind Reads or Atomics,
+ * ORQ full).
  */
 static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 {
@@ -970,6 +971,21 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		rv = xiw_tx_frame(conn, &h, NULL, 0);
 		*built = !rv;
 		return rv;
+	}
+
+	/*
+	 * A fenced request waits for every Read and Atomic before it, whatever
+	 * its type (the verbs' IB_SEND_FENCE: an invalidating Send behind a
+	 * Read must not overtake it).  Nothing joins the ORQ while a request
+	 * of the send queue is under way, so the first segment decides.
+	 */
+	if (sqe->flags & XIW_WQE_READ_FENCE) {
+		spin_lock_irqsave(&conn->lock, flags);
+		active = conn->tx_sqe_active;
+		rv = conn->orq_count;
+		spin_unlock_irqrestore(&conn->lock, flags);
+		if (!active || rv)
+			return 0;	/* flushed, or RX kicks us at the response */
 	}
 
 	if (conn->tx_imm) {
