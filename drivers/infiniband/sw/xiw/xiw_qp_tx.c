@@ -981,10 +981,9 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	 */
 	if (sqe->flags & XIW_WQE_READ_FENCE) {
 		spin_lock_irqsave(&conn->lock, flags);
-		active = conn->tx_sqe_active;
-		rv = conn->orq_count;
+		active = conn->tx_sqe_active && !conn->orq_count;
 		spin_unlock_irqrestore(&conn->lock, flags);
-		if (!active || rv)
+		if (!active)
 			return 0;	/* flushed, or RX kicks us at the response */
 	}
 
