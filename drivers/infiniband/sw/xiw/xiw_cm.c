@@ -633,8 +633,9 @@ out:
 
 /*
  * Send a TERMINATE reporting the MPA negotiation failure @err as the first
- * FPDU after the MPA frames (RFC 6581).  Best effort: the connection is
- * closed right after.
+ * FPDU after the MPA frames (RFC 6581).  Nothing else is in the socket
+ * yet, so it is taken whole or not at all; the close that follows is
+ * graceful, the FIN behind it.
  */
 static void xiw_cep_send_term(struct xiw_cep *cep, enum xiw_proto_err err,
 			      bool crc)
@@ -1056,9 +1057,11 @@ err_release:
 
 /*
  * The active connection failed: raise CONNECT_REPLY with @status (with
- * the peer's private data if a Reply carried any), then close.
+ * the peer's private data if a Reply carried any), then close: with a
+ * reset, or @graceful (FIN, drain) after a TERMINATE of ours.
  */
-static void xiw_cep_connect_failed(struct xiw_cep *cep, int status)
+static void __xiw_cep_connect_failed(struct xiw_cep *cep, int status,
+				     bool graceful)
 {
 	lockdep_assert_held(&cep->mutex);
 	xiw_dbg_cep(cep, "connect failed: %d\n", status);
@@ -1066,11 +1069,19 @@ static void xiw_cep_connect_failed(struct xiw_cep *cep, int status)
 	if (cep->cm_id)
 		xiw_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY,
 			       status);
-	xiw_cep_abort(cep);
+	if (graceful)
+		xiw_cep_close_graceful(cep);
+	else
+		xiw_cep_abort(cep);
 	xiw_cep_drop_cm_id(cep);
 	xiw_cep_drop_qp(cep);
 	cep->xdev = NULL;
 	xiw_cep_put(cep);	/* the connection's reference */
+}
+
+static void xiw_cep_connect_failed(struct xiw_cep *cep, int status)
+{
+	__xiw_cep_connect_failed(cep, status, false);
 }
 
 /* Our rev 2 Request was refused: try once more with rev 1 (as cxgb4). */
@@ -1210,7 +1221,8 @@ static void xiw_cep_proc_reply(struct xiw_cep *cep)
 		xiw_cep_send_term(cep, err, cep->peer.crc ||
 				  cep->policy.crc == XIW_MPA_CRC_PREFER ||
 				  cep->policy.crc == XIW_MPA_CRC_REQUIRE);
-		xiw_cep_connect_failed(cep, -EINVAL);
+		/* FIN behind the TERMINATE: a reset could overtake it. */
+		__xiw_cep_connect_failed(cep, -EINVAL, true);
 		return;
 	}
 	rv = xiw_cep_start_rdma(cep);

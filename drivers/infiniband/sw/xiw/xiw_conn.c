@@ -181,6 +181,8 @@ static void xiw_conn_close_work(struct work_struct *work)
 	/* A doorbell may be running the engine in its caller: wait it out. */
 	mutex_lock(&conn->tx_mutex);
 	mutex_unlock(&conn->tx_mutex);
+	/* The engine is done with any TERMINATE: no bound to keep. */
+	cancel_delayed_work_sync(&conn->term_work);
 
 	xiw_conn_offload_stop(conn);
 	abrupt = test_bit(XIW_CONN_ABRUPT, &conn->flags);
@@ -258,11 +260,37 @@ void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
 		  xiw_qp_id(conn->qp), xiw_proto_err_name(err), tc.layer,
 		  tc.etype, tc.ecode);
 	xiw_qp_event(conn->qp, tc.layer, tc.etype);
-	/* The transmit engine sends the TERMINATE, then moves to ERROR. */
-	if (xiw_qp_modify(conn->qp, XIW_QP_TERMINATE))
+	/*
+	 * The transmit engine sends the TERMINATE, then moves to ERROR.  It
+	 * waits for room in the socket as long as it needs, and term_work
+	 * bounds that wait.
+	 */
+	if (xiw_qp_modify(conn->qp, XIW_QP_TERMINATE)) {
 		xiw_qp_modify(conn->qp, XIW_QP_ERROR);
-	else
-		xiw_conn_kick_tx(conn);
+		return;
+	}
+	queue_delayed_work(xiw_close_wq, &conn->term_work,
+			   XIW_CONN_TERM_TIMEOUT);
+	xiw_conn_kick_tx(conn);
+}
+
+/*
+ * Our TERMINATE is still not wholly in the socket: the peer's window has
+ * stayed closed (it does not read) since the error.  Give up on it: the
+ * connection is reset, as it would be without a TERMINATE.
+ */
+static void xiw_conn_term_work(struct work_struct *work)
+{
+	struct xiw_conn *conn =
+		container_of(to_delayed_work(work), struct xiw_conn, term_work);
+
+	if (test_bit(XIW_CONN_TERM_SENT, &conn->flags) ||
+	    test_bit(XIW_CONN_CLOSE_REQUESTED, &conn->flags))
+		return;
+	pr_info_ratelimited("QP %u: TERMINATE not taken by TCP within %u s, resetting\n",
+			    xiw_qp_id(conn->qp), XIW_CONN_TERM_TIMEOUT / HZ);
+	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
+	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 }
 
 /*
@@ -358,6 +386,15 @@ static void xiw_conn_put_user(struct xiw_conn *conn)
 		complete(&conn->users_gone);
 }
 
+/* A TERMINATE went out, or came in, whole: the stream may end in a FIN. */
+static bool xiw_conn_term_done(const struct xiw_conn *conn)
+{
+	if (test_bit(XIW_CONN_TERM_SENT, &conn->flags))
+		return true;
+	return test_bit(XIW_CONN_TERM_RCVD, &conn->flags) &&
+	       !test_bit(XIW_CONN_TERM_OUT, &conn->flags);
+}
+
 static void xiw_conn_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
 				  enum xiw_qp_state new)
 {
@@ -374,10 +411,16 @@ static void xiw_conn_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
 		xiw_conn_fail(conn, XIW_ERR_RDMAP_CATASTROPHIC_STREAM, NULL, 0);
 		break;
 	case XIW_QP_ERROR:
-		/* After a graceful disconnect or our TERMINATE: FIN, not RST. */
+		/*
+		 * After a graceful disconnect or a TERMINATE either way: FIN,
+		 * not RST, which would throw away what the socket still
+		 * holds, the TERMINATE itself among it.  A TERMINATE of ours
+		 * cut short (the peer's came meanwhile, or term_work gave up
+		 * on it) must not be followed by a FIN: the peer would take
+		 * the piece for the start of an FPDU.
+		 */
 		xiw_conn_schedule_close(conn, old != XIW_QP_CLOSING &&
-					!test_bit(XIW_CONN_TERM_SENT,
-						  &conn->flags));
+					!xiw_conn_term_done(conn));
 		break;
 	default:
 		break;
@@ -416,6 +459,7 @@ static void xiw_conn_free(struct xiw_conn *conn)
 	 */
 	cancel_work_sync(&conn->tx_work);
 	cancel_delayed_work_sync(&conn->rnr_work);
+	cancel_delayed_work_sync(&conn->term_work);
 	kvfree(conn->tx_payload);
 	kfree(conn->tx_zc_vec);
 	kvfree(conn->tx_buf);
@@ -579,6 +623,7 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	INIT_WORK(&conn->tx_work, xiw_qp_tx_work);
 	INIT_WORK(&conn->close_work, xiw_conn_close_work);
 	INIT_DELAYED_WORK(&conn->rnr_work, xiw_conn_rnr_work);
+	INIT_DELAYED_WORK(&conn->term_work, xiw_conn_term_work);
 	INIT_LIST_HEAD(&conn->dev_entry);
 	conn->tx_batch = max_t(u32, args->tx_batch, 1);
 	conn->rnr_ms = args->soft_rnr_ms;

@@ -178,6 +178,14 @@ struct xiw_tx_pq {
 #define XIW_CONN_STARTED	4	/* socket callbacks taken: may close */
 #define XIW_CONN_CLOSE_WORK	5	/* close_work queued or done */
 #define XIW_CONN_TERM_SENT	6	/* our TERMINATE is wholly in the socket */
+#define XIW_CONN_TERM_OUT	7	/* our TERMINATE is in tx_buf, going out */
+#define XIW_CONN_TERM_RCVD	8	/* the peer's TERMINATE arrived */
+
+/*
+ * How long a TERMINATE may wait for room in the socket (behind an FPDU
+ * the peer's closed window holds back) before the connection is reset.
+ */
+#define XIW_CONN_TERM_TIMEOUT	(5 * HZ)
 
 /**
  * struct xiw_conn - the data path of one connected QP
@@ -203,6 +211,8 @@ struct xiw_tx_pq {
  * @dev_entry: entry in the device's @conn_list, from xiw_conn_start()
  *	until teardown gives the socket back
  * @rnr_work: soft-RNR: retries the Send that holds the receive engine
+ * @term_work: resets the connection when our TERMINATE is not wholly in
+ *	the socket XIW_CONN_TERM_TIMEOUT after the error
  * @offload: the offload backend (its module referenced); never NULL
  * @oc: what @offload knows of the connection
  * @offload_started: @offload->conn_start took the connection and
@@ -301,6 +311,7 @@ struct xiw_conn {
 	struct work_struct close_work;
 	struct list_head dev_entry;
 	struct delayed_work rnr_work;
+	struct delayed_work term_work;
 	const struct xiw_offload_ops *offload;
 	struct xiw_offload_conn oc;
 	bool offload_started;

@@ -488,7 +488,8 @@ static void xiw_rx_terminate(struct xiw_conn *conn, const u8 *body, u32 len)
 		xiw_qp_event(conn->qp, TERM_LAYER_RDMAP,
 			     RDMAP_ETYPE_CATASTROPHIC);
 	}
-	/* Nothing is sent back after a TERMINATE. */
+	/* Nothing is sent back after a TERMINATE; the close is graceful. */
+	set_bit(XIW_CONN_TERM_RCVD, &conn->flags);
 	set_bit(XIW_CONN_RX_DEAD, &conn->flags);
 	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
 	xiw_qp_modify(conn->qp, XIW_QP_ERROR);

@@ -1231,6 +1231,27 @@ static bool xiw_tx_end_batch(struct xiw_conn *conn)
 	return !rv || rv == -EAGAIN;
 }
 
+/*
+ * Hand our TERMINATE, built last into tx_buf, to TCP; nothing follows it.
+ * A full socket (the peer's window closed behind earlier FPDUs) leaves the
+ * rest for the next run, which write_space kicks; the connection's
+ * term_work bounds that wait.  Once the TERMINATE is wholly in the socket
+ * the QP goes to ERROR and the close is graceful: the TERMINATE goes out
+ * ahead of the FIN, retransmitted by TCP as any data, where a reset would
+ * throw it away with whatever the peer's window still holds back.
+ */
+static void xiw_tx_term_out(struct xiw_conn *conn)
+{
+	int rv = xiw_tx_push(conn, false);
+
+	if (rv == -EAGAIN)
+		return;
+	if (!rv)
+		set_bit(XIW_CONN_TERM_SENT, &conn->flags);
+	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
+	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
+}
+
 /**
  * xiw_qp_tx_run - the transmit engine of one connected QP
  * @conn: the connection; the caller holds @conn->tx_mutex
@@ -1248,6 +1269,11 @@ void xiw_qp_tx_run(struct xiw_conn *conn)
 
 	lockdep_assert_held(&conn->tx_mutex);
 
+	if (test_bit(XIW_CONN_TERM_OUT, &conn->flags)) {
+		if (!test_bit(XIW_CONN_TX_DEAD, &conn->flags))
+			xiw_tx_term_out(conn);
+		return;
+	}
 	while (!test_bit(XIW_CONN_TX_DEAD, &conn->flags)) {
 		if (conn->tx_len && !xiw_tx_batch_more(conn, &batch) &&
 		    xiw_tx_send(conn, conn->tx_sqe_active && !conn->tx_complete))
@@ -1274,17 +1300,8 @@ void xiw_qp_tx_run(struct xiw_conn *conn)
 			return;
 		}
 		if (sent_term) {
-			/*
-			 * Nothing follows a TERMINATE.  Wholly in the socket,
-			 * it goes out ahead of the FIN of a graceful close
-			 * (xiw_conn_state_change()); a reset would throw it
-			 * away with whatever the peer's window still holds
-			 * back, such as the start of a Read Response.
-			 */
-			if (!xiw_tx_push(conn, false))
-				set_bit(XIW_CONN_TERM_SENT, &conn->flags);
-			set_bit(XIW_CONN_TX_DEAD, &conn->flags);
-			xiw_qp_modify(conn->qp, XIW_QP_ERROR);
+			set_bit(XIW_CONN_TERM_OUT, &conn->flags);
+			xiw_tx_term_out(conn);
 			return;
 		}
 	}
