@@ -5,9 +5,11 @@
 # NFS/RDMA and SMB Direct use it (xiw_ktest.ko, built with xiw): a kernel
 # rdma_cm connection between two xiw devices, QPs with 8 send and receive
 # SGEs, the PD's DMA MR, a kernel SRQ and its limit event, a fast-reg MR
-# over 256 scattered pages written and read remotely, Send with
-# Invalidate, re-registration under a new key,
-# IB_WR_LOCAL_INV, a Write through the invalidated STag (a TERMINATE, DDP
+# over 256 scattered pages written and read remotely, 1 MiB of Reads
+# followed by a fenced Send with Invalidate of their source (the fence
+# keeps it off the wire until the last Read Response is in),
+# re-registration under a new key, a Read into the MR followed by a fenced
+# IB_WR_LOCAL_INV of it, a Write through the invalidated STag (a TERMINATE, DDP
 # tagged buffer error, invalid STag, and an access error on both QPs) and
 # ib_drain_qp() on both QPs.
 #

@@ -695,6 +695,53 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 	return 0;
 }
 
+static bool xiw_sqe_is_local(u8 opcode)
+{
+	return opcode == XIW_OP_REG_MR || opcode == XIW_OP_INVAL_STAG;
+}
+
+/*
+ * A fenced local operation (IB_SEND_FENCE on a fast registration or a
+ * local invalidation) waits, like any fenced request, for every Read and
+ * Atomic before it: an invalidation must not pull the sink of a Read still
+ * under way from under it.  It stays the current request, with no payload,
+ * until the response that empties the ORQ kicks the engine.
+ */
+static bool xiw_tx_local_fenced(struct xiw_conn *conn)
+{
+	unsigned long flags;
+	bool wait;
+
+	if (!(conn->tx_sqe.flags & XIW_WQE_READ_FENCE))
+		return false;
+	spin_lock_irqsave(&conn->lock, flags);
+	wait = conn->orq_count;
+	spin_unlock_irqrestore(&conn->lock, flags);
+	return wait;
+}
+
+/*
+ * Run the local operation that is the current request, in work request
+ * order with the rest of the send queue.  true: done, the engine goes on
+ * to the next request; false: it failed (the QP is going to ERROR) or its
+ * completion waits behind zero-copy requests (retried when kicked).
+ */
+static bool xiw_tx_local_exec(struct xiw_conn *conn)
+{
+	enum xiw_wc_status st;
+
+	st = xiw_sqe_local_exec(conn->qp, &conn->tx_sqe);
+	if (st != XIW_WC_SUCCESS) {
+		xiw_tx_sqe_fail(conn, st);
+		return false;
+	}
+	if (xiw_tx_sqe_done(conn, st)) {
+		conn->tx_complete = true;
+		return false;
+	}
+	return true;
+}
+
 /* Take the next send work request; false if there is none to start. */
 static bool xiw_tx_next_sqe(struct xiw_conn *conn)
 {
@@ -712,30 +759,17 @@ static bool xiw_tx_next_sqe(struct xiw_conn *conn)
 			xiw_tx_sqe_fail(conn, XIW_WC_LOC_QP_OP_ERR);
 			return false;
 		}
-		if (sqe->opcode == XIW_OP_REG_MR ||
-		    sqe->opcode == XIW_OP_INVAL_STAG) {
-			/* Local operations complete in work request order. */
-			enum xiw_wc_status st;
-
-			st = xiw_sqe_local_exec(conn->qp, sqe);
-			spin_lock_irqsave(&conn->lock, flags);
-			conn->tx_sqe_active = true;
-			spin_unlock_irqrestore(&conn->lock, flags);
-			conn->tx_sqe_len = 0;
-			if (st != XIW_WC_SUCCESS) {
-				xiw_tx_sqe_fail(conn, st);
-				return false;
-			}
-			if (xiw_tx_sqe_done(conn, st)) {
-				/* Behind zero-copy requests: retried when kicked. */
-				conn->tx_complete = true;
-				return false;
-			}
-			continue;
-		}
 		spin_lock_irqsave(&conn->lock, flags);
 		conn->tx_sqe_active = true;
 		spin_unlock_irqrestore(&conn->lock, flags);
+		if (xiw_sqe_is_local(sqe->opcode)) {
+			conn->tx_sqe_len = 0;
+			conn->tx_sqe_off = 0;
+			conn->tx_imm = false;
+			if (xiw_tx_local_fenced(conn) || !xiw_tx_local_exec(conn))
+				return false;
+			continue;
+		}
 		conn->tx_sqe_len = xiw_sqe_length(sqe);
 		conn->tx_sqe_off = 0;
 		conn->tx_imm = false;
@@ -1163,6 +1197,12 @@ static int xiw_tx_build(struct xiw_conn *conn, bool *built)
 		rv = xiw_tx_build_read_resp(conn, built);
 		if (rv || *built)
 			return rv;
+	}
+	if (conn->tx_sqe_active && !conn->tx_complete &&
+	    xiw_sqe_is_local(conn->tx_sqe.opcode)) {
+		/* A fenced local operation, parked by xiw_tx_next_sqe(). */
+		if (xiw_tx_local_fenced(conn) || !xiw_tx_local_exec(conn))
+			return 0;
 	}
 	if (!conn->tx_sqe_active && !xiw_tx_next_sqe(conn))
 		return 0;

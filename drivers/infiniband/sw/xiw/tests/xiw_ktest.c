@@ -3,8 +3,8 @@
  * xiw_ktest.ko: an in-kernel RDMA consumer for testing xiw the way kernel
  * ULPs (NVMe-oF, NFS/RDMA, SMB Direct) use it: kernel rdma_cm connections,
  * the PD's DMA MR, 8-SGE sends, a kernel SRQ and its limit event, fast-reg
- * MRs over 256 scattered pages,
- * Send with Invalidate, local invalidate, an access through an invalidated
+ * MRs over 256 scattered pages, fenced Send with Invalidate and fenced
+ * local invalidate behind RDMA Reads, an access through an invalidated
  * STag and ib_drain_qp() on connected QPs.
  *
  * It only talks to RDMA devices through ib_core and rdma_cm, like any ULP.
@@ -319,15 +319,16 @@ static int xkt_connect(struct xkt *t, struct sockaddr *srv, struct sockaddr *cli
 	return t->srv.cm_status || t->cli.cm_status ? -ECONNREFUSED : 0;
 }
 
-static int xkt_post_send(struct xkt_end *e, struct xkt_wr *w, enum ib_wr_opcode op,
-			 struct ib_sge *sge, int num_sge, u64 raddr, u32 rkey)
+static int xkt_post_send_flags(struct xkt_end *e, struct xkt_wr *w,
+			       enum ib_wr_opcode op, struct ib_sge *sge,
+			       int num_sge, u64 raddr, u32 rkey, int flags)
 {
 	struct ib_rdma_wr wr = {};
 
 	xkt_wr_init(w);
 	wr.wr.wr_cqe = &w->cqe;
 	wr.wr.opcode = op;
-	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.send_flags = IB_SEND_SIGNALED | flags;
 	wr.wr.sg_list = sge;
 	wr.wr.num_sge = num_sge;
 	wr.remote_addr = raddr;
@@ -335,6 +336,12 @@ static int xkt_post_send(struct xkt_end *e, struct xkt_wr *w, enum ib_wr_opcode 
 	if (op == IB_WR_SEND_WITH_INV)
 		wr.wr.ex.invalidate_rkey = rkey;
 	return ib_post_send(e->id->qp, &wr.wr, NULL);
+}
+
+static int xkt_post_send(struct xkt_end *e, struct xkt_wr *w, enum ib_wr_opcode op,
+			 struct ib_sge *sge, int num_sge, u64 raddr, u32 rkey)
+{
+	return xkt_post_send_flags(e, w, op, sge, num_sge, raddr, rkey, 0);
 }
 
 static int xkt_post_recv(struct xkt_end *e, struct xkt_wr *w,
@@ -412,7 +419,8 @@ static bool xkt_reg_mr(struct xkt_end *e, struct ib_mr *mr, int access)
 	return xkt_wait(&w, "REG_MR");
 }
 
-static bool xkt_local_inv(struct xkt_end *e, u32 rkey)
+/* IB_WR_LOCAL_INV of @rkey (with @flags, such as IB_SEND_FENCE); waits. */
+static bool xkt_local_inv(struct xkt_end *e, u32 rkey, int flags)
 {
 	struct ib_send_wr wr = {};
 	struct xkt_wr w;
@@ -420,7 +428,7 @@ static bool xkt_local_inv(struct xkt_end *e, u32 rkey)
 	xkt_wr_init(&w);
 	wr.wr_cqe = &w.cqe;
 	wr.opcode = IB_WR_LOCAL_INV;
-	wr.send_flags = IB_SEND_SIGNALED;
+	wr.send_flags = IB_SEND_SIGNALED | flags;
 	wr.ex.invalidate_rkey = rkey;
 	if (ib_post_send(e->id->qp, &wr, NULL))
 		return false;
@@ -560,11 +568,13 @@ static void xkt_steps(struct xkt *t)
 	struct page **pages;
 	struct ib_sge sge[XKT_SGES];
 	struct scatterlist *sgl = NULL;
-	struct ib_mr *mr = NULL;
-	struct xkt_wr w, r;
+	struct ib_mr *mr = NULL, *cmr = NULL;
+	struct scatterlist csg;
+	struct ib_sge one;
+	struct xkt_wr w, r, *rd = NULL;
 	int access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 		     IB_ACCESS_REMOTE_READ;
-	bool ok, mapped = false;
+	bool ok, mapped = false, cmapped = false;
 	int i, n;
 
 	/*
@@ -584,7 +594,8 @@ static void xkt_steps(struct xkt *t)
 			goto out;
 	}
 	rbuf = kzalloc(XKT_SGES * 1024, GFP_KERNEL);
-	if (!rbuf)
+	rd = kcalloc(XKT_SGES, sizeof(*rd), GFP_KERNEL);
+	if (!rbuf || !rd)
 		goto out;
 
 	/* 1. An 8-SGE Send into an 8-SGE receive, both through the DMA MR. */
@@ -689,14 +700,36 @@ static void xkt_steps(struct xkt *t)
 		ok = !memcmp(page_address(pages[i]), xkt_chunk_page(chunk, i), PAGE_SIZE);
 	xkt_result(t, ok, "RDMA Read of the 256-page MR returns its pages");
 
-	/* 3. Send with Invalidate: the receive reports the invalidated STag. */
-	sge[0] = xkt_sge(rbuf, 64, s);
-	ok = !xkt_post_recv(s, &r, sge, 1);
-	sge[0] = xkt_sge(chunk[0], 64, c);
-	ok = ok && !xkt_post_send(c, &w, IB_WR_SEND_WITH_INV, sge, 1, 0, mr->rkey) &&
-	     xkt_wait(&w, "send with invalidate") && xkt_wait(&r, "receive") &&
+	/*
+	 * 3. Reads of the whole MR, then at once a fenced Send with Invalidate
+	 * of it, as a ULP gives back the buffer it read from.  The fence holds
+	 * the Send on the client until the last Read Response is in: were it
+	 * on the wire earlier, it would invalidate the MR under the server's
+	 * Read Responses, which end in a TERMINATE then.  The receive reports
+	 * the invalidated STag.
+	 */
+	for (i = 0; i < XKT_PAGES; i++)
+		xkt_fill(page_address(pages[i]), PAGE_SIZE, 0x77 + i);
+	for (i = 0; i < XKT_SGES; i++) {
+		memset(chunk[i], 0, XKT_CHUNK);
+		sge[i] = xkt_sge(chunk[i], XKT_CHUNK, c);
+	}
+	one = xkt_sge(rbuf, 64, s);
+	ok = !xkt_post_recv(s, &r, &one, 1);
+	for (i = 0; ok && i < XKT_SGES; i++)
+		ok = !xkt_post_send(c, &rd[i], IB_WR_RDMA_READ, &sge[i], 1,
+				    mr->iova + (u64)i * XKT_CHUNK, mr->rkey);
+	one = xkt_sge(rbuf + 4096, 64, c);
+	ok = ok && !xkt_post_send_flags(c, &w, IB_WR_SEND_WITH_INV, &one, 1, 0,
+					mr->rkey, IB_SEND_FENCE);
+	for (i = 0; ok && i < XKT_SGES; i++)
+		ok = xkt_wait(&rd[i], "read ahead of the fence");
+	ok = ok && xkt_wait(&w, "fenced send with invalidate") &&
+	     xkt_wait(&r, "receive") &&
 	     (r.wc_flags & IB_WC_WITH_INVALIDATE) && r.inv_rkey == mr->rkey;
-	xkt_result(t, ok, "Send with Invalidate: receive has IB_WC_WITH_INVALIDATE and the STag");
+	for (i = 0; ok && i < XKT_PAGES; i++)
+		ok = !memcmp(page_address(pages[i]), xkt_chunk_page(chunk, i), PAGE_SIZE);
+	xkt_result(t, ok, "1 MiB of Reads, then a fenced Send with Invalidate of their source");
 
 	/* 3b. RFC 7306 through the MR, registered again with atomic rights. */
 	ok = xkt_reg_mr(s, mr, access | IB_ACCESS_REMOTE_ATOMIC);
@@ -705,16 +738,39 @@ static void xkt_steps(struct xkt *t)
 		xkt_rfc7306(t, mr, page_address(pages[0]),
 			    page_address(pages[1]), (u64 *)chunk[0], chunk[1],
 			    rbuf);
-		ok = xkt_local_inv(s, mr->rkey);
+		ok = xkt_local_inv(s, mr->rkey, 0);
 	}
 
-	/* 4. The invalidated MR registers again under a new key; LOCAL_INV. */
+	/*
+	 * 4. The invalidated MR registers again under a new key and is
+	 * written.  Then the server reads 128 KiB of the client's into it and
+	 * posts a fenced IB_WR_LOCAL_INV of it right behind: the invalidation
+	 * waits for the Read's last response, which would find its sink gone
+	 * otherwise.
+	 */
 	ok = xkt_reg_mr(s, mr, access);
 	sge[0] = xkt_sge(chunk[0], 4096, c);
 	ok = ok && !xkt_post_send(c, &w, IB_WR_RDMA_WRITE, sge, 1, mr->iova, mr->rkey) &&
 	     xkt_wait(&w, "write, new key");
-	ok = ok && xkt_local_inv(s, mr->rkey);
-	xkt_result(t, ok, "fast-reg again under a new key, written, then IB_WR_LOCAL_INV");
+	cmr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, XKT_CHUNK / PAGE_SIZE);
+	if (IS_ERR(cmr)) {
+		cmr = NULL;
+		xkt_result(t, false, "ib_alloc_mr on the client");
+		goto out;
+	}
+	xkt_fill(chunk[1], XKT_CHUNK, 0x99);
+	sg_init_one(&csg, chunk[1], XKT_CHUNK);
+	cmapped = ib_dma_map_sg(c->id->device, &csg, 1, DMA_BIDIRECTIONAL) == 1;
+	ok = ok && cmapped && ib_map_mr_sg(cmr, &csg, 1, NULL, PAGE_SIZE) == 1 &&
+	     xkt_reg_mr(c, cmr, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ);
+	one = (struct ib_sge){ mr->iova, XKT_CHUNK, mr->lkey };
+	ok = ok && !xkt_post_send(s, &rd[0], IB_WR_RDMA_READ, &one, 1, cmr->iova,
+				  cmr->rkey);
+	ok = ok && xkt_local_inv(s, mr->rkey, IB_SEND_FENCE) &&
+	     xkt_wait(&rd[0], "read into the MR");
+	for (i = 0; ok && i < XKT_CHUNK / PAGE_SIZE; i++)
+		ok = !memcmp(page_address(pages[i]), chunk[1] + i * PAGE_SIZE, PAGE_SIZE);
+	xkt_result(t, ok, "fast-reg again, written; a Read into it, then a fenced IB_WR_LOCAL_INV");
 
 	/*
 	 * 5. A Write through the invalidated STag: the server terminates the
@@ -741,6 +797,10 @@ static void xkt_steps(struct xkt *t)
 	xkt_result(t, ok, "ib_drain_qp on both QPs; a posted receive is flushed");
 
 out:
+	if (cmr)
+		ib_dereg_mr(cmr);
+	if (cmapped)
+		ib_dma_unmap_sg(c->id->device, &csg, 1, DMA_BIDIRECTIONAL);
 	if (mr)
 		ib_dereg_mr(mr);
 	if (mapped)
@@ -750,6 +810,7 @@ out:
 		if (pages[i])
 			__free_page(pages[i]);
 	kfree(pages);
+	kfree(rd);
 	kfree(rbuf);
 	for (i = 0; i < XKT_SGES; i++)
 		kfree(chunk[i]);
