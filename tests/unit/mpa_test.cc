@@ -235,6 +235,37 @@ TEST(MpaMatrix, InitiatorAndResponderAgree)
 	EXPECT_GT(ok, total / 10);
 }
 
+// A reject carries the IRD/ORD words only where the Request did: a
+// revision 2 Request without the enhanced flag gets a plain 20-octet Reply.
+TEST(MpaReject, EnhancedWordsOnlyWhenRequested)
+{
+	for (bool enhanced : { false, true }) {
+		xiw_mpa_policy pol{};
+		xiw_mpa_frame req{}, rep, back;
+		u8 out[64];
+		size_t n, used;
+
+		pol.rev = 2;
+		pol.ird = 8;
+		pol.ord = 8;
+		req.rev = 2;
+		req.enhanced = enhanced;
+		req.markers = true;
+		if (enhanced) {
+			req.ird = 4;
+			req.ord = 4;
+		}
+		ASSERT_EQ(XIW_OK, xiw_mpa_reply_init(&pol, &req, nullptr,
+						     XIW_ERR_MPA_MARKERS_MISMATCH, &rep));
+		ASSERT_EQ(XIW_OK, xiw_mpa_frame_build(&rep, out, sizeof(out), &n));
+		EXPECT_EQ(enhanced ? 24u : 20u, n);
+		ASSERT_EQ(XIW_OK, xiw_mpa_frame_parse(out, n, &back, &used));
+		EXPECT_TRUE(back.reply && back.reject);
+		EXPECT_EQ(2, back.rev);
+		EXPECT_EQ(enhanced, back.enhanced);
+	}
+}
+
 TEST(MpaPolicy, InconsistentPoliciesAreRejected)
 {
 	xiw_mpa_policy p{};

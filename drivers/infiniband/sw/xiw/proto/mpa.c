@@ -240,8 +240,10 @@ enum xiw_proto_err xiw_mpa_request_init(const struct xiw_mpa_policy *pol,
  * @agreed: parameters to run the connection with (valid on %XIW_OK)
  *
  * Rules: the revision is the peer's if not above ours; CRC is on if
- * either side asks (RFC 5044 sec 7.1), unless the policy is REQUIRE or
- * STRICT and the peer disagrees; markers go to each side that asks for
+ * either side asks (RFC 5044 sec 7.1), unless the policy is STRICT and
+ * the peer asks (REQUIRE asks, and that alone turns CRC on for both
+ * directions, so a peer with C=0 is no reason to refuse); markers go to
+ * each side that asks for
  * them; with the enhanced words our ORD is capped by the peer's IRD, a
  * responder picks the first common RTR type in the order write, read,
  * send, and an initiator that asked for P2P checks the single RTR type
@@ -268,8 +270,6 @@ enum xiw_proto_err xiw_mpa_negotiate(const struct xiw_mpa_policy *pol,
 		return XIW_ERR_MPA_REV_MISMATCH;
 	agreed->rev = peer->rev;
 
-	if (pol->crc == XIW_MPA_CRC_REQUIRE && !peer->crc)
-		return XIW_ERR_MPA_CRC_MISMATCH;
 	if (pol->crc == XIW_MPA_CRC_STRICT && peer->crc)
 		return XIW_ERR_MPA_CRC_MISMATCH;
 	agreed->crc = xiw_mpa_pol_crc(pol) || peer->crc;
@@ -352,7 +352,8 @@ enum xiw_proto_err xiw_mpa_reply_init(const struct xiw_mpa_policy *pol,
 			   req->rev <= pol->rev ? req->rev : pol->rev;
 		rep->markers = pol->markers != XIW_MPA_MARKERS_OFF;
 		rep->crc = xiw_mpa_pol_crc(pol);
-		if (rep->rev == MPA_REV_2) {
+		/* IRD/ORD words only where the Request has them. */
+		if (rep->rev == MPA_REV_2 && req->enhanced) {
 			rep->enhanced = true;
 			rep->ird = pol->ird;
 			rep->ord = pol->ord;

@@ -200,7 +200,7 @@ def ag(rev, crc, mtx, mrx, enh, p2p, rtr, ird, ord_, pird, pord):
 siw_req = mpa(KEY_REQ, 0, 1, 0, 2, enh=(0, "", 1, 1))
 nrow("responder, siw-like request, defaults", pol(), siw_req, "XIW_OK", ag(2, 1, 0, 0, 1, 0, "", 8, 1, 1, 1))
 nrow("responder, CRC strict-off vs C=1", pol(crc="STRICT"), siw_req, "XIW_ERR_MPA_CRC_MISMATCH")
-nrow("responder, CRC require vs C=0", pol(crc="REQUIRE"), mpa(KEY_REQ, 0, 0, 0, 1), "XIW_ERR_MPA_CRC_MISMATCH")
+nrow("responder, CRC require vs C=0: CRC on, our C=1 decides", pol(crc="REQUIRE"), mpa(KEY_REQ, 0, 0, 0, 1), "XIW_OK", ag(1, 1, 0, 0, 0, 0, "", 8, 8, 0, 0))
 nrow("responder, CRC prefer vs C=0: CRC on (either side asks)", pol(crc="PREFER", rev=1), mpa(KEY_REQ, 0, 0, 0, 1), "XIW_OK", ag(1, 1, 0, 0, 0, 0, "", 8, 8, 0, 0))
 nrow("responder, CRC off vs C=0: CRC off", pol(rev=1), mpa(KEY_REQ, 0, 0, 0, 1), "XIW_OK", ag(1, 0, 0, 0, 0, 0, "", 8, 8, 0, 0))
 nrow("responder, markers off vs M=1", pol(), mpa(KEY_REQ, 1, 0, 0, 1), "XIW_ERR_MPA_MARKERS_MISMATCH")
