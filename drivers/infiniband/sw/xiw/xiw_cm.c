@@ -1208,7 +1208,13 @@ static void xiw_cep_proc_reply(struct xiw_cep *cep)
 	if (cep->peer.reject) {
 		if (cep->xdev)
 			atomic64_inc(&cep->xdev->stats.mpa_rej_recv);
-		if (cep->peer.rev == MPA_REV_1 && xiw_cep_retry_rev1(cep))
+		/*
+		 * A peer refusing revision 2 rejects with a revision 1 Reply
+		 * and nothing for a ULP; private data means a ULP saw our
+		 * Request and said no, which a retry would only ask again.
+		 */
+		if (cep->peer.rev == MPA_REV_1 && !cep->peer.pdata_len &&
+		    xiw_cep_retry_rev1(cep))
 			return;
 		xiw_dbg_cep(cep, "MPA Request rejected by the peer\n");
 		xiw_cep_connect_failed(cep, -ECONNREFUSED);
