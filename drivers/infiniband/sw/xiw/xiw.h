@@ -144,6 +144,10 @@ struct xiw_dev_cfg {
  * @conn_lock: guards @conn_list; taken with bottom halves off, innermost
  * @conn_list: connected data paths (struct xiw_conn), for the counters
  *	read from their sockets
+ * @atomic_lock: serializes the read-modify-write of every Atomic Request
+ *	the device's QPs execute, so they are atomic with respect to each
+ *	other (IB_ATOMIC_HCA: the device is the unit of atomicity, even for
+ *	MRs over the same memory); irqsave, any context, innermost
  * @stats: data path counters, reported by xiw_get_hw_stats()
  * @stats.tx_fpdus: FPDUs handed to TCP
  * @stats.tx_bytes: octets of those FPDUs
@@ -189,6 +193,7 @@ struct xiw_device {
 	struct xiw_dev_cfg cfg;
 	spinlock_t conn_lock;
 	struct list_head conn_list;
+	spinlock_t atomic_lock;
 
 	struct {
 		atomic64_t tx_fpdus;

@@ -219,6 +219,7 @@ static struct xiw_device *xiw_dev_alloc(struct net_device *ndev)
 	xiw_dev_cfg_init(xdev);
 	spin_lock_init(&xdev->conn_lock);
 	INIT_LIST_HEAD(&xdev->conn_list);
+	spin_lock_init(&xdev->atomic_lock);
 	xiw_dev_set_hwaddr(xdev, ndev);
 	return xdev;
 }

@@ -345,13 +345,6 @@ static enum xiw_proto_err xiw_rx_atomic_resp_hdr(struct xiw_conn *conn)
 	return err;
 }
 
-/*
- * Serializes the read-modify-write of every atomic any xiw device serves,
- * so they are atomic with respect to each other (IB_ATOMIC_HCA).  Guards
- * the target words while they are being updated; irqsave, any context.
- */
-static DEFINE_SPINLOCK(xiw_atomic_lock);
-
 /* An Atomic Request: check the target, execute it, queue the response. */
 static enum xiw_proto_err xiw_rx_atomic_req(struct xiw_conn *conn)
 {
@@ -378,15 +371,18 @@ static enum xiw_proto_err xiw_rx_atomic_req(struct xiw_conn *conn)
 			  xiw_qp_id(qp), ar->stag, ar->to, res);
 		return xiw_read_src_err(res);
 	}
-	/* The target is a host-order 64 bit word, as verbs define it. */
-	spin_lock_irqsave(&xiw_atomic_lock, flags);
+	/*
+	 * The target is a host-order 64 bit word, as verbs define it; 8
+	 * octets copied with the device's atomic lock held.
+	 */
+	spin_lock_irqsave(&qp->xdev->atomic_lock, flags);
 	rv = xiw_mr_copy_from(mr, ar->to, &orig, XIW_ATOMIC_LEN);
 	if (!rv) {
 		val = xiw_atomic_apply(ar, orig);
 		if (val != orig)
 			rv = xiw_mr_copy_to(mr, ar->to, &val, XIW_ATOMIC_LEN);
 	}
-	spin_unlock_irqrestore(&xiw_atomic_lock, flags);
+	spin_unlock_irqrestore(&qp->xdev->atomic_lock, flags);
 	xiw_mr_put(mr);
 	if (rv)
 		return XIW_ERR_RDMAP_BASE_BOUNDS;
