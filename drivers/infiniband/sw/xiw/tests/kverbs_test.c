@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xiw kernel verbs self-test.
+ * xiw_kverbs_test.ko: the kernel verbs a consumer uses, on one device.
  *
- * `echo xiw0 > /sys/module/xiw/parameters/kverbs_selftest` (root only) runs
+ * `echo xiw0 > /sys/module/xiw_kverbs_test/parameters/run` (root only) runs
  * the verbs a kernel consumer uses against device xiw0 through ib_core:
  * PD with local_dma_lkey, CQs in workqueue and direct polling mode, an RC QP
  * with 8-SGE and inline sends, a fast-reg MR with map_mr_sg and IB_WR_REG_MR,
@@ -11,13 +11,14 @@
  * kernel log.
  */
 
+#define pr_fmt(fmt) "xiw_kverbs_test: " fmt
+
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <rdma/ib_verbs.h>
-
-#include "xiw.h"
 
 #define XIW_ST_RECVS	4
 #define XIW_ST_SENDS	3
@@ -110,7 +111,7 @@ static void xiw_st_main(struct xiw_st *st, struct ib_pd *pd, struct ib_cq *cq,
 	const struct ib_send_wr *sbad;
 	const struct ib_recv_wr *rbad;
 	struct ib_reg_wr reg = {};
-	struct ib_mr *mr;
+	struct ib_mr *mr, *big;
 	int i, n;
 
 	ia.send_cq = cq;
@@ -198,9 +199,12 @@ static void xiw_st_main(struct xiw_st *st, struct ib_pd *pd, struct ib_cq *cq,
 		XIW_ST_CHECK(st, n == 1, "map_sg");
 		n = ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE);
 		XIW_ST_CHECK(st, n == 1, "map_mr_sg: %d", n);
-		XIW_ST_CHECK(st, IS_ERR(ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG,
-						    XIW_MAX_FR_PAGES + 1)),
+		big = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG,
+				  st->ibdev->attrs.max_fast_reg_page_list_len + 1);
+		XIW_ST_CHECK(st, IS_ERR(big),
 			     "alloc_mr over max_fast_reg_page_list_len");
+		if (!IS_ERR(big))
+			ib_dereg_mr(big);
 		ib_update_fast_reg_key(mr, 0x5a);
 		reg.wr.opcode = IB_WR_REG_MR;
 		reg.wr.wr_cqe = &st->wr[XIW_ST_RECVS + XIW_ST_SENDS].cqe;
@@ -294,8 +298,8 @@ static int xiw_selftest_set(const char *val, const struct kernel_param *kp)
 	ibdev = ib_device_get_by_name(name, RDMA_DRIVER_SIW);
 	if (!ibdev)
 		return -ENODEV;
-	/* Only our own devices (in-tree siw shares the driver id). */
-	if (ibdev->ops.owner != THIS_MODULE)
+	/* Only xiw's devices (in-tree siw shares the driver id). */
+	if (!ibdev->ops.owner || strcmp(module_name(ibdev->ops.owner), "xiw"))
 		rv = -ENODEV;
 	else
 		rv = xiw_kverbs_selftest(ibdev);
@@ -306,6 +310,8 @@ static int xiw_selftest_set(const char *val, const struct kernel_param *kp)
 static const struct kernel_param_ops xiw_selftest_ops = {
 	.set = xiw_selftest_set,
 };
-module_param_cb(kverbs_selftest, &xiw_selftest_ops, NULL, 0200);
-MODULE_PARM_DESC(kverbs_selftest,
-		 "write a device name to run the kernel verbs self-test on it");
+module_param_cb(run, &xiw_selftest_ops, NULL, 0200);
+MODULE_PARM_DESC(run, "write an xiw device's name to run the kernel verbs test on it");
+
+MODULE_DESCRIPTION("xiw: kernel verbs test of one device (testing only)");
+MODULE_LICENSE("GPL");
