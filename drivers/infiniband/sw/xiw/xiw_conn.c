@@ -323,8 +323,8 @@ static void xiw_conn_kick_tx_beside(struct xiw_conn *conn)
  * runs the transmit engine right in the caller when the consumer waits
  * for the result (a signalled work request): handing it to a worker
  * costs a wakeup of another CPU and the preemption of whatever spins
- * there, which dominated small-message latency (1-4 ms per ping-pong
- * under qemu against 30 us).  An unsignalled one means the consumer is
+ * there, on the path of every ping-pong (performance.rst has the
+ * numbers).  An unsignalled one means the consumer is
  * streaming: a worker beside it takes the queue, and libsiw, which rings
  * only when the kernel has taken the previous SQE, posts on without a
  * system call while the worker frames whole batches into one sendmsg().
