@@ -16,11 +16,9 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/ethtool.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/netdevice.h>
-#include <linux/rtnetlink.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <rdma/ib_verbs.h>
@@ -145,14 +143,8 @@ bool xiw_offload_exists(const char *name)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Hardware iWARP on the port                                             */
+/* Another RDMA device on the port                                       */
 /* ---------------------------------------------------------------------- */
-
-static char xiw_hw_drivers[128] = "i40e,ice";
-module_param_string(hw_iwarp_drivers, xiw_hw_drivers, sizeof(xiw_hw_drivers),
-		    0644);
-MODULE_PARM_DESC(hw_iwarp_drivers,
-		 "Netdev drivers whose ports may carry hardware iWARP, comma separated (default i40e,ice)");
 
 static const char * const xiw_hw_policy_names[] = { "warn", "refuse" };
 static int xiw_hw_policy;	/* index into xiw_hw_policy_names */
@@ -182,59 +174,37 @@ static const struct kernel_param_ops xiw_hw_policy_ops = {
 };
 module_param_cb(hw_iwarp_policy, &xiw_hw_policy_ops, NULL, 0644);
 MODULE_PARM_DESC(hw_iwarp_policy,
-		 "When hardware iWARP serves the netdev already: warn (default) or refuse");
-
-/* Is @drv one of the comma separated names in hw_iwarp_drivers? */
-static bool xiw_hw_driver_listed(const char *drv)
-{
-	char list[sizeof(xiw_hw_drivers)];
-	char *cur, *tok;
-
-	kernel_param_lock(THIS_MODULE);
-	strscpy(list, xiw_hw_drivers, sizeof(list));
-	kernel_param_unlock(THIS_MODULE);
-	cur = strim(list);
-	while ((tok = strsep(&cur, ",")) != NULL) {
-		tok = strim(tok);
-		if (*tok && !strcmp(tok, drv))
-			return true;
-	}
-	return false;
-}
+		 "When another RDMA device serves the netdev already: warn (default) or refuse");
 
 /**
  * xiw_offload_check_netdev - may xiw add a device on @ndev?
  * @ndev: the netdev of `rdma link add`, referenced by the caller
  *
- * A netdev of a driver listed in hw_iwarp_drivers that has an RDMA device
- * of another driver bound already (irdma on an X722 or E810) is served by
- * hardware.  Logged either way; refused when hw_iwarp_policy says so.
- * Process context, rtnl not held.
+ * An RDMA device of another driver bound to @ndev already (irdma, which
+ * serves iWARP in hardware on Intel X722 and E810 ports, or a RoCE
+ * device) means rdma_cm would map the netdev's addresses to one of two
+ * devices, and a ULP could end up on either.  Logged either way; refused
+ * when hw_iwarp_policy says so.  siw and xiw devices are refused before
+ * this (xiw_newlink()).  ib_core finds one device per call: with several
+ * bound, the first is named.  Process context, rtnl not held.
  *
  * Return: 0, or -EBUSY when refused.
  */
 int xiw_offload_check_netdev(struct net_device *ndev)
 {
-	struct ethtool_drvinfo info = {};
-	struct ib_device *hw;
+	struct ib_device *other;
 	bool refuse;
 
-	rtnl_lock();
-	if (ndev->ethtool_ops && ndev->ethtool_ops->get_drvinfo)
-		ndev->ethtool_ops->get_drvinfo(ndev, &info);
-	rtnl_unlock();
-	if (!info.driver[0] || !xiw_hw_driver_listed(info.driver))
-		return 0;
-	hw = ib_device_get_by_netdev(ndev, RDMA_DRIVER_UNKNOWN);
-	if (!hw)
+	other = ib_device_get_by_netdev(ndev, RDMA_DRIVER_UNKNOWN);
+	if (!other)
 		return 0;
 	refuse = READ_ONCE(xiw_hw_policy) == 1;
-	pr_warn_ratelimited("netdev %s (%s) is served by RDMA device %s (driver id %u) already%s\n",
-			    ndev->name, info.driver, dev_name(&hw->dev),
-			    hw->ops.driver_id,
+	pr_warn_ratelimited("netdev %s is served by RDMA device %s (driver id %u) already%s\n",
+			    ndev->name, dev_name(&other->dev),
+			    other->ops.driver_id,
 			    refuse ? ": refused (hw_iwarp_policy=refuse)" :
 				     "; xiw shares the port");
-	ib_device_put(hw);
+	ib_device_put(other);
 	return refuse ? -EBUSY : 0;
 }
 
