@@ -200,6 +200,11 @@ t_mpa() {
 	defaults
 	wire_with "mpa_crc=prefer" "^MPA Request rev 2 crc=1" "framing crc=1"
 	defaults
+	# A server that requires CRC takes a client that does not ask: the
+	# C flag of its Reply turns CRC on in both directions.
+	set_cfg xga mpa_crc require
+	wire_with "" "^MPA Request rev 2 crc=0" "framing crc=1"
+	defaults
 	# Markers both ways need the server to accept them too.
 	set_cfg xga mpa_markers prefer
 	wire_with "mpa_markers=prefer" "^MPA Request rev 2 crc=0 markers=1" "framing crc=0 .* markers=1"

@@ -3,7 +3,7 @@
 // xiw-peer: an iWARP peer in userspace, over an ordinary TCP socket, that
 // does what no well-behaved peer does.
 //
-//   xiw-peer run --target PATH --addr ADDR [--port P] [--filter STR]
+//   xiw-peer run --target PATH --addr ADDR [--port P] [--filter STR,...]
 //                [--skip NAME,...] [--markers] [--soft-rnr MS] [--timeout S]
 //                [--quiet]
 //   xiw-peer list
@@ -577,8 +577,17 @@ public:
 		}
 		if (recv_errs < want)
 			throw Failure(fmt("%d of %d posted receives completed in error", recv_errs, want));
+		expect_fin("the TERMINATE");
+	}
+
+	// The stream ends in order after @what: a FIN, not a reset, which
+	// would have thrown away whatever the target's socket still held.
+	void expect_fin(const char *what)
+	{
 		if (!c.wait_closed(o_.timeout))
-			throw Failure("TCP connection still open after the TERMINATE");
+			throw Failure(fmt("TCP connection still open after %s", what));
+		if (c.reset())
+			throw Failure(fmt("the stream ended in a reset after %s, not a FIN", what));
 	}
 
 	void term_and_dead(xiw_term_code want, const Bytes &bad = {})
@@ -685,6 +694,19 @@ void mpa_rev2(Ctx &x)
 	Bytes b = x.recv_send(1);
 	need(b == pattern(200, 4), "the target's Send arrived with other data");
 	x.expect_wc("SUCCESS", 200, "SEND");
+}
+
+// Without P2P the target's ULP sends first, before any FPDU of ours.
+// RFC 5044 7.1.2 has a responder wait for the initiator's first FPDU;
+// xiw, like siw, does not hold it (Documentation/cm.rst says why), and a
+// peer that needs the wait negotiates P2P (RFC 6581).
+void mpa_responder_first(Ctx &x)
+{
+	x.connect();
+	x.t_.must("post send 100 seed=80");
+	need(x.recv_send(1) == pattern(100, 80), "the target's first Send arrived with other data");
+	x.expect_wc("SUCCESS", 100, "SEND");
+	x.alive(64, 81);
 }
 
 void mpa_rev1(Ctx &x)
@@ -834,6 +856,26 @@ void mpa_markers_refused(Ctx &x)
 	need(m.result == MpaResult::Frame && m.frame.reject,
 	     "Request for markers not rejected by a Reply: " +
 	     std::string(m.result == MpaResult::Closed ? "closed without a Reply" : "no Reply"));
+	need(x.c.wait_closed(x.o_.timeout), "connection still open after the reject");
+}
+
+// The same refusal of a revision 2 Request without the enhanced flag
+// (0x10): the reject must not carry IRD/ORD words the Request did not
+// have (RFC 6581 5: the words are there only with the flag), so its
+// header is the 20 octets of RFC 5044.
+void mpa_reject_plain(Ctx &x)
+{
+	ConnOpts co;
+	co.markers = true;
+	co.enhanced = false;
+	x.tcp();
+	x.c.write(x.request(co));
+	MpaIn m = x.c.read_mpa(x.o_.timeout);
+	need(m.result == MpaResult::Frame && m.frame.reply && m.frame.reject,
+	     "Request for markers not rejected by a Reply");
+	need(!m.frame.enhanced && m.raw.size() == MPA_RR_HDR_LEN,
+	     fmt("the reject has %zu octets, enhanced flag %d: IRD/ORD words the Request did not have",
+		 m.raw.size(), m.frame.enhanced));
 	need(x.c.wait_closed(x.o_.timeout), "connection still open after the reject");
 }
 
@@ -1420,10 +1462,8 @@ void data_send_zc_fallback(Ctx &x)
 
 // ---- The device as initiator (P2P, RFC 6581)
 
-// The target connects to us with P2P and a Read RTR; we answer its
-// zero-length RTR Read with a Read Response carrying data into one of its
-// regions.  The RTR asked for nothing: nothing may be placed.
-void initiator_rtr_read_payload(Ctx &x)
+// The target connects to us with P2P and a Read RTR: its MPA Request.
+MpaIn initiator_request(Ctx &x)
 {
 	uint16_t port = uint16_t(x.o_.port + 1);
 	x.c.listen(x.o_.addr, port);
@@ -1439,17 +1479,32 @@ void initiator_rtr_read_payload(Ctx &x)
 	need(m.result == MpaResult::Frame && !m.frame.reply, "no MPA Request from the target");
 	need(m.frame.p2p && (m.frame.rtr & XIW_MPA_RTR_READ),
 	     fmt("the target's Request offers P2P %d RTR 0x%x, not a Read RTR", m.frame.p2p, m.frame.rtr));
+	return m;
+}
+
+// Accept the target's Request @m with a revision 2 P2P Reply choosing
+// @rtr, and go on in FPDUs.
+void initiator_p2p_reply(Ctx &x, const MpaIn &m, uint8_t rtr)
+{
 	xiw_mpa_frame f = {};
 	f.reply = true;
 	f.rev = 2;
 	f.enhanced = true;
 	f.crc = m.frame.crc;
 	f.p2p = true;
-	f.rtr = XIW_MPA_RTR_READ;
+	f.rtr = rtr;
 	f.ird = 4;
 	f.ord = 4;
 	need(x.c.write(Conn::mpa_frame(f)), "connection lost sending the MPA Reply");
 	x.c.start_fpdus(m.frame.crc, false, false);
+}
+
+// We answer the target's zero-length RTR Read with a Read Response
+// carrying data into one of its regions.  The RTR asked for nothing:
+// nothing may be placed.
+void initiator_rtr_read_payload(Ctx &x)
+{
+	initiator_p2p_reply(x, initiator_request(x), XIW_MPA_RTR_READ);
 	x.t_.must("established");
 	Segment rtr = x.recv("the target's Read RTR");
 	need(rtr.hdr.opcode == RDMAP_OP_READ_REQ && rtr.hdr.u.read_req.size == 0,
@@ -1460,6 +1515,99 @@ void initiator_rtr_read_payload(Ctx &x)
 	s.payload = pattern(64, 37);
 	breaks(x, s, kDdpT(DDP_ECODE_T_INVALID_STAG));
 	x.check("rw", 0, kRegionLen, 0);
+}
+
+// Our Reply agrees to P2P with a Write RTR only, which the target did not
+// offer: it sends the TERMINATE of RFC 6581 (No Matching RTR), then ends
+// the stream with a FIN, and its ULP sees the connection fail.
+void initiator_reply_no_rtr(Ctx &x)
+{
+	MpaIn m = initiator_request(x);
+	need(!(m.frame.rtr & XIW_MPA_RTR_WRITE),
+	     fmt("the target's Request offers RTR 0x%x, a Write among them", m.frame.rtr));
+	initiator_p2p_reply(x, m, XIW_MPA_RTR_WRITE);
+	x.expect_term(kMpa(LLP_ECODE_NO_MATCHING_RTR));
+	x.expect_fin("the TERMINATE");
+	Reply e = x.t_.cmd("established");
+	need(!e.ok, "the target's connection was established: " + e.line);
+}
+
+// We refuse the target's revision 2 Request with a revision 1 Reply:
+// with private data (a ULP's reject, which a revision 1 peer sends as
+// well) the target's connect fails and it does not try again; without
+// (a peer refusing revision 2) it retries once with a revision 1 Request
+// on a new TCP connection.
+void initiator_rev1_reject(Ctx &x, bool pdata)
+{
+	initiator_request(x);
+	x.c.listen(x.o_.addr, uint16_t(x.o_.port + 1));
+	xiw_mpa_frame f = {};
+	Bytes pd = pattern(8, 38);
+	f.reply = true;
+	f.reject = true;
+	f.rev = 1;
+	if (pdata) {
+		f.pdata = pd.data();
+		f.pdata_len = uint16_t(pd.size());
+	}
+	need(x.c.write(Conn::mpa_frame(f)), "connection lost sending the MPA Reply");
+	if (pdata) {
+		Reply e = x.t_.cmd("established");
+		need(!e.ok, "the target's connection was established: " + e.line);
+		need(!x.c.connection_waiting(1.5),
+		     "the target connected again after a reject carrying private data");
+		return;
+	}
+	x.c.accept(x.o_.timeout);
+	MpaIn m = x.c.read_mpa(x.o_.timeout);
+	need(m.result == MpaResult::Frame && !m.frame.reply, "no second MPA Request from the target");
+	need(m.frame.rev == 1 && !m.frame.enhanced,
+	     fmt("the second Request is revision %u, expected 1", m.frame.rev));
+	f.pdata = pd.data();
+	f.pdata_len = uint16_t(pd.size());
+	need(x.c.write(Conn::mpa_frame(f)), "connection lost sending the second MPA Reply");
+	Reply e = x.t_.cmd("established");
+	need(!e.ok, "the target's connection was established: " + e.line);
+	need(!x.c.connection_waiting(1.0), "the target connected a third time");
+}
+
+// ---- A TERMINATE behind a closed window (RFC 5040 5.4: the TERMINATE
+// goes out, then the stream closes)
+
+// The target's socket is full with the Read Response we do not read when
+// our Write to an unknown STag reaches it.  Its TERMINATE must wait for
+// room (we read again well within the bound), then arrive whole, followed
+// by a FIN.
+void term_closed_window(Ctx &x)
+{
+	x.connect(small_window());
+	read_ro_started(x);
+	std::this_thread::sleep_for(500ms);
+	SegSpec s = x.write_seg(x.reg["rw"].stag ^ 0x7700, x.reg["rw"].base, pattern(64, 70));
+	x.send(s);
+	std::this_thread::sleep_for(1500ms);
+	x.term_and_dead(kDdpT(DDP_ECODE_T_INVALID_STAG), header(s));
+}
+
+// As above, but we never read: the TERMINATE cannot leave and the target
+// gives up on it after its bound (5 s in xiw), resetting the connection.
+// Nothing arrives but Read Response segments, then the reset.
+void term_closed_window_bound(Ctx &x)
+{
+	x.connect(small_window());
+	read_ro_started(x);
+	std::this_thread::sleep_for(500ms);
+	x.send(x.write_seg(x.reg["rw"].stag ^ 0x7700, x.reg["rw"].base, pattern(64, 71)));
+	std::this_thread::sleep_for(7000ms);
+	x.expect_state("ERR");
+	for (;;) {
+		auto r = x.c.recv(x.o_.timeout);
+		if (!r)
+			break;
+		need(r->hdr.opcode == RDMAP_OP_READ_RESP,
+		     fmt("opcode 0x%x arrived after the bound; only the reset may", r->hdr.opcode));
+	}
+	need(x.c.closed() && x.c.reset(), "the connection did not end in a reset: " + x.lost());
 }
 
 // ---- Faults of the transport
@@ -1792,6 +1940,7 @@ std::vector<Scenario> scenarios()
 	return {
 	S{ "mpa.rev2_enhanced", "RFC 5044 7.1, RFC 6581 5: rev 2 Request with IRD/ORD gets a rev 2 Reply; data both ways", false, mpa_rev2 },
 	S{ "mpa.rev1", "RFC 5044 7.1: a rev 1 Request is answered in rev 1", false, mpa_rev1 },
+	S{ "mpa.responder_first", "RFC 5044 7.1.2 (not followed, as siw): without P2P the responder's ULP may send first", false, mpa_responder_first },
 	S{ "mpa.crc_requested", "RFC 5044 7.1: C set by the initiator: CRC on in both directions", false, mpa_crc_on },
 	S{ "mpa.crc_not_requested", "RFC 5044 7.1: CRC agreed as either end asked", false, mpa_crc_off },
 	S{ "mpa.pdata_255_rev2", "RFC 5044 7.1, RFC 6581: 255 octets of private data after IRD/ORD reach the ULP", false, [](Ctx &x) { mpa_pdata(x, 2); } },
@@ -1807,6 +1956,7 @@ std::vector<Scenario> scenarios()
 	S{ "mpa.enhanced_pd_short", "RFC 6581 5: an enhanced Request without room for IRD/ORD is refused", false, mpa_enhanced_short },
 	S{ "mpa.truncated_request", "RFC 5044 7.1: a Request cut short by FIN is not answered", false, mpa_truncated },
 	S{ "mpa.markers_refused", "RFC 5044 7.1: a device that cannot send markers rejects M", false, mpa_markers_refused },
+	S{ "mpa.reject_plain", "RFC 6581 5: a reject to a rev 2 Request without the enhanced flag has no IRD/ORD words", false, mpa_reject_plain },
 	S{ "mpa.reserved_flags", "RFC 5044 7.1: reserved flag bits are ignored on receipt and sent as zero", false, mpa_rsvd_flags },
 	S{ "mpa.p2p_read_rtr", "RFC 6581 5: P2P with a zero-length Read RTR, answered by a Read Response", false, mpa_p2p_read },
 	S{ "mpa.p2p_write_rtr", "RFC 6581 5: P2P with a zero-length Write RTR", false, mpa_p2p_write },
@@ -1867,6 +2017,8 @@ std::vector<Scenario> scenarios()
 	S{ "rdmap.atomic_no_rights", "RFC 7306 8: FetchAdd on an STag without atomic rights: access rights", false, rdmap_atomic_rights },
 	S{ "rdmap.atomic_reserved_op", "RFC 7306 8: a reserved atomic operation: Unexpected OpCode", false, rdmap_atomic_bad_op },
 	S{ "rdmap.atomic_resp_unsolicited", "RFC 7306 8: an Atomic Response without a request: Unexpected OpCode", false, rdmap_atomic_resp_unsolicited },
+	S{ "term.closed_window", "RFC 5040 5.4: a TERMINATE behind a full socket waits for the peer's window, then FIN", false, term_closed_window },
+	S{ "term.closed_window_bound", "xiw: a TERMINATE that cannot leave within 5 s: the connection is reset", false, term_closed_window_bound },
 	S{ "rdmap.peer_terminate", "RFC 5040 5.4: a TERMINATE from the peer: QP to error, nothing sent back", false, rdmap_peer_terminate },
 	S{ "rdmap.terminate_midstream", "RFC 5040 5.4: a TERMINATE in the middle of a Send", false, rdmap_terminate_midstream },
 	S{ "fault.rst_idle", "RFC 5040 5.4 (LLP lost): a TCP reset on an idle stream: QP error, receives flushed", false, [](Ctx &x) { fault_rst(x, false); } },
@@ -1889,6 +2041,9 @@ std::vector<Scenario> scenarios()
 	S{ "data.target_read", "RFC 5040 5.2: the target's Read, answered in three segments", false, data_target_read },
 	S{ "data.write_then_send", "RFC 5040 5.5: a Write is placed before the Send after it completes", false, data_write_then_send },
 	S{ "data.send_zc_fallback", "RFC 5044 4: a 60000-octet Send from 6 scattered SGEs: one FPDU, intact, and the stream in step after it", false, data_send_zc_fallback },
+	S{ "initiator.rev1_reject_pdata", "RFC 5044 7.1: a revision 1 reject with private data (a ULP's): no retry", false, [](Ctx &x) { initiator_rev1_reject(x, true); } },
+	S{ "initiator.rev1_reject_retry", "RFC 6581 5: a revision 1 reject without private data: one retry with revision 1", false, [](Ctx &x) { initiator_rev1_reject(x, false); } },
+	S{ "initiator.reply_no_rtr", "RFC 6581 6: a Reply agreeing to an RTR we did not offer: TERMINATE No Matching RTR, then FIN", false, initiator_reply_no_rtr },
 	S{ "initiator.rtr_read_payload", "RFC 6581 5, 5041 7.1: data in the Read Response to the target's Read RTR: Invalid STag, nothing placed", false, initiator_rtr_read_payload },
 	S{ "rnr.soft_wait", "xiw soft_rnr_ms: a Send without a receive waits for one, then lands", false, rnr_soft_wait },
 	S{ "rnr.soft_timeout", "xiw soft_rnr_ms: no receive within the wait: RFC 5041 7.2 no buffer, after the wait", false, rnr_soft_timeout },
@@ -1905,20 +2060,133 @@ namespace {
 void usage()
 {
 	fprintf(stderr,
-		"usage: xiw-peer run --target PATH --addr ADDR [--port P] [--filter STR]\n"
+		"usage: xiw-peer run --target PATH --addr ADDR [--port P] [--filter STR,...]\n"
 		"                    [--skip NAME,...] [--markers] [--p2p-read-rtr] [--soft-rnr MS]\n"
 		"                    [--timeout S] [--quiet]\n"
 		"       xiw-peer list\n"
+		"       xiw-peer table SIW_KTAP XIW_KTAP KERNEL\n"
 		"       xiw-peer decode [--crc|--no-crc] [--markers|--no-markers] [--hex] FILE\n");
+}
+
+// What a KTAP log of `run` says of each scenario: "" passed, the reason of
+// a "not ok", or "not run: " and the reason of a SKIP.
+std::map<std::string, std::string> ktap_results(const char *path)
+{
+	std::map<std::string, std::string> r;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		throw Failure(std::string(path) + ": " + strerror(errno));
+	char line[4096];
+	while (fgets(line, sizeof(line), f)) {
+		std::string l(line);
+		while (!l.empty() && (l.back() == '\n' || l.back() == '\r'))
+			l.pop_back();
+		bool bad = !l.rfind("not ok ", 0);
+		if (!bad && l.rfind("ok ", 0))
+			continue;
+		std::istringstream is(l.substr(bad ? 7 : 3));
+		std::string num, name;
+		is >> num >> name;
+		size_t hash = l.find(" # ");
+		std::string why = hash == std::string::npos ? "" : l.substr(hash + 3);
+		if (!bad && !why.rfind("SKIP ", 0))
+			why = "not run: " + why.substr(5);
+		else if (!bad)
+			why.clear();
+		r[name] = why;
+	}
+	fclose(f);
+	return r;
+}
+
+// Text for a cell of an RST table, markup characters escaped.
+std::string rst_text(const std::string &t)
+{
+	std::string r;
+	for (char c : t) {
+		if (c == '*' || c == '`' || c == '|' || c == '\\')
+			r += '\\';
+		r += c;
+	}
+	return r;
+}
+
+// Text for a cell of an RST table, shown literally.
+std::string rst_literal(std::string t)
+{
+	std::replace(t.begin(), t.end(), '`', '\'');
+	return t.empty() ? "" : "``" + t + "``";
+}
+
+// Documentation/siw-differences.rst from the KTAP logs of one
+// conformance run against siw and one against xiw: every scenario siw
+// did not pass, with the RFC rule it checks and what each device did.
+int table_main(const char *siw_log, const char *xiw_log, const char *kernel)
+{
+	auto siw = ktap_results(siw_log);
+	auto xiw = ktap_results(xiw_log);
+	printf(".. SPDX-License-Identifier: GPL-2.0\n"
+	       ".. Generated by `xiw-peer table` from a conformance run; do not edit.\n\n"
+	       "==================================\n"
+	       "Where siw answers differently\n"
+	       "==================================\n\n"
+	       "The scenarios of ``xiw-peer`` (``tests/selftests/xiw_conformance.sh``)\n"
+	       "that siw does not pass, from one run of each against the same scenarios\n"
+	       "on the same kernel (%s).  The siw case of ``xiw_conformance.sh``\n"
+	       "(``make check-full``) writes this file as ``siw-differences.rst`` into\n"
+	       "its VM log directory and says whether it still matches this copy.\n\n"
+	       ".. list-table::\n"
+	       "   :header-rows: 1\n"
+	       "   :widths: 20 12 30 12 26\n\n"
+	       "   * - Scenario\n"
+	       "     - RFC\n"
+	       "     - Rule\n"
+	       "     - xiw\n"
+	       "     - siw\n",
+	       rst_text(kernel).c_str());
+	int rows = 0;
+	for (const Scenario &s : scenarios()) {
+		auto it = siw.find(s.name);
+		auto x = xiw.find(s.name);
+		if (it == siw.end() || it->second.empty())
+			continue;
+		// Left out of both runs alike (a device setting neither had).
+		if (x != xiw.end() && x->second == it->second)
+			continue;
+		std::string rule = s.rule, sect;
+		size_t colon = rule.find(": ");
+		if (colon != std::string::npos) {
+			sect = rule.substr(0, colon);
+			rule = rule.substr(colon + 2);
+		}
+		std::string xr = x == xiw.end() ? "not run" : x->second.empty() ? "passes" : x->second;
+		printf("   * - ``%s``\n     - %s\n     - %s\n     - %s\n     - %s\n", s.name,
+		       rst_text(sect).c_str(), rst_text(rule).c_str(),
+		       xr == "passes" ? "passes" : rst_literal(xr).c_str(),
+		       rst_literal(it->second).c_str());
+		rows++;
+	}
+	printf("\n%d of %zu scenarios differ.\n", rows, scenarios().size());
+	return 0;
 }
 
 int run(const Options &o)
 {
 	auto all = scenarios();
 	std::vector<const Scenario *> sel;
-	for (auto &s : all)
-		if (o.filter.empty() || std::string(s.name).find(o.filter) != std::string::npos)
+	// --filter: comma-separated substrings of scenario names, any may match.
+	std::vector<std::string> filters;
+	std::istringstream fs(o.filter);
+	for (std::string f; std::getline(fs, f, ',');)
+		if (!f.empty())
+			filters.push_back(f);
+	for (auto &s : all) {
+		std::string name = s.name;
+		if (filters.empty() || std::any_of(filters.begin(), filters.end(), [&](const std::string &f) {
+			    return name.find(f) != std::string::npos;
+		    }))
 			sel.push_back(&s);
+	}
 
 	Target t;
 	try {
@@ -2012,6 +2280,18 @@ int main(int argc, char **argv)
 	std::string cmd = argv[1];
 	if (cmd == "decode")
 		return decode_main(argc - 1, argv + 1);
+	if (cmd == "table") {
+		if (argc != 5) {
+			usage();
+			return 2;
+		}
+		try {
+			return table_main(argv[2], argv[3], argv[4]);
+		} catch (const Failure &f) {
+			fprintf(stderr, "xiw-peer table: %s\n", f.what());
+			return 1;
+		}
+	}
 	if (cmd == "list") {
 		for (auto &s : scenarios())
 			printf("%-34s %s\n", s.name, s.rule);

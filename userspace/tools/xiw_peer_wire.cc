@@ -155,6 +155,8 @@ void Conn::accept(double timeout)
 
 	if (poll(&pf, 1, int(timeout * 1000)) != 1)
 		throw Failure("no TCP connection from the target in time");
+	if (fd_ >= 0)
+		::close(fd_);
 	fd_ = ::accept4(lfd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd_ < 0)
 		throw Failure(std::string("accept: ") + strerror(errno));
@@ -162,6 +164,13 @@ void Conn::accept(double timeout)
 	lfd_ = -1;
 	setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	reset_state();
+}
+
+bool Conn::connection_waiting(double timeout)
+{
+	pollfd pf = { lfd_, POLLIN, 0 };
+
+	return lfd_ >= 0 && poll(&pf, 1, int(timeout * 1000)) == 1;
 }
 
 void Conn::reset_state()

@@ -77,6 +77,9 @@ public:
 	// returns before the peer connects, so that it can be told to.
 	void listen(const std::string &addr, uint16_t port);
 	void accept(double timeout);
+	// A connection to accept came within @timeout (listening again after
+	// accept(), while the accepted one stays open).
+	bool connection_waiting(double timeout);
 	void close();
 	void shutdown_write();
 	void abort();		// close with a TCP RST (SO_LINGER 0)
