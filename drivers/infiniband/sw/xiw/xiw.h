@@ -74,7 +74,7 @@
 #define XIW_NUM_KOPCODES		(XIW_NUM_OPCODES + 4)
 
 /* CQE flag beyond the libsiw ABI: imm_data is valid (kernel CQs only). */
-#define XIW_WQE_IMM			(1U << 7)
+#define XIW_WQE_IMM			BIT(7)
 
 /* TERMINATE layers counted apart: RDMAP, DDP, MPA (RFC 5040 sec 4.8). */
 #define XIW_TERM_LAYERS			3
@@ -189,11 +189,11 @@ struct xiw_device {
 	u32 next_cq_id;
 	u32 next_stag_idx;
 
-	spinlock_t cfg_lock;
+	spinlock_t cfg_lock;		/* guards cfg */
 	struct xiw_dev_cfg cfg;
-	spinlock_t conn_lock;
+	spinlock_t conn_lock;		/* guards conn_list */
 	struct list_head conn_list;
-	spinlock_t atomic_lock;
+	spinlock_t atomic_lock;		/* serializes atomics */
 
 	struct {
 		atomic64_t tx_fpdus;
@@ -271,7 +271,7 @@ struct xiw_user_mmap_entry {
 struct xiw_cq {
 	struct ib_cq base_cq;
 	struct xiw_device *xdev;
-	spinlock_t lock;
+	spinlock_t lock;		/* ring indexes and slots */
 	struct xiw_cqe *queue;
 	struct xiw_cq_ctrl *notify;
 	u32 num_cqe;
@@ -371,7 +371,7 @@ struct xiw_ksqe {
 struct xiw_srq {
 	struct ib_srq base_srq;
 	struct xiw_device *xdev;
-	spinlock_t lock;
+	spinlock_t lock;		/* ring indexes, limit */
 	void *recvq;
 	u32 num_rqe;
 	u32 rq_put;
@@ -485,7 +485,7 @@ struct xiw_qp {
 	struct kref ref;
 	struct completion released;
 
-	spinlock_t state_lock;
+	spinlock_t state_lock;		/* state, tops, tctx */
 	enum xiw_qp_state state;
 	enum ib_qp_state ib_idle_state;
 	const struct xiw_qp_transport_ops *tops;
@@ -502,7 +502,7 @@ struct xiw_qp {
 	u32 ord;
 	u32 ird;
 
-	spinlock_t sq_lock;
+	spinlock_t sq_lock;		/* SQ indexes and slots */
 	void *sendq;
 	u32 num_sqe;
 	u32 sq_put;
@@ -510,7 +510,7 @@ struct xiw_qp {
 	u32 max_send_sge;
 	u32 max_inline;
 
-	spinlock_t rq_lock;
+	spinlock_t rq_lock;		/* RQ indexes and slots */
 	void *recvq;
 	u32 num_rqe;
 	u32 rq_put;

@@ -163,7 +163,7 @@ static const char * const xiw_cep_state_names[XIW_CEP_NUM_STATES] = {
 struct xiw_cep {
 	struct xiw_sk_user sku;
 	struct kref ref;
-	struct mutex mutex;
+	struct mutex mutex;		/* work, timer, downcalls */
 	u32 id;
 	char ibname[IB_DEVICE_NAME_MAX];
 	struct list_head all_entry;

@@ -673,6 +673,7 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	write_unlock_bh(&sk->sk_callback_lock);
 	/* A close requested before this point was left to us. */
 	set_bit(XIW_CONN_STARTED, &conn->flags);
+	/* STARTED before the look at CLOSE_REQUESTED: pairs with schedule. */
 	smp_mb__after_atomic();
 	if (test_bit(XIW_CONN_CLOSE_REQUESTED, &conn->flags))
 		xiw_conn_queue_close(conn);

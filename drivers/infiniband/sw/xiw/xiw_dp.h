@@ -161,7 +161,7 @@ struct xiw_tx_pend {
  */
 struct xiw_tx_pq {
 	struct kref ref;
-	spinlock_t lock;
+	spinlock_t lock;		/* the entries, counts */
 	struct xiw_qp *qp;
 	struct xiw_conn *conn;
 	u32 head;
@@ -307,7 +307,7 @@ struct xiw_conn {
 	unsigned long flags;
 	int tx_cpu;
 	struct work_struct tx_work;
-	struct mutex tx_mutex;
+	struct mutex tx_mutex;		/* the transmit engine */
 	struct work_struct close_work;
 	struct list_head dev_entry;
 	struct delayed_work rnr_work;
@@ -319,7 +319,7 @@ struct xiw_conn {
 	struct completion users_gone;
 	struct rcu_head rcu;
 
-	spinlock_t lock;
+	spinlock_t lock;		/* ORQ, IRQ, TERMINATE, ownership */
 	struct xiw_orq_entry *orq;
 	u32 orq_head;
 	u32 orq_count;

@@ -209,80 +209,89 @@ static bool xiw_qp_signalled(const struct xiw_qp *qp, u16 flags)
 }
 
 /*
+ * The user SQE at @sqe, copied and checked into @out; the slot is freed.
+ * libsiw stores the flags atomically, VALID last, and rings only if it
+ * finds the SQE before its new one taken (its seq_cst store, then load):
+ * a slot seen empty is looked at once more after a full barrier, or both
+ * sides could miss the other and the queue stall while the transmit
+ * engine runs beside the poster.
+ */
+static int xiw_sqe_take_user(struct xiw_qp *qp, struct xiw_sqe *sqe,
+			     struct xiw_ksqe *out)
+{
+	struct xiw_sqe tmp;
+	int rv = 0;
+
+	/* Pairs with libsiw's store of VALID. */
+	if (!(smp_load_acquire(&sqe->flags) & XIW_WQE_VALID)) {
+		/* Our release of the previous SQE before the second look. */
+		smp_mb();
+		/* The second look, after the barrier. */
+		if (!(smp_load_acquire(&sqe->flags) & XIW_WQE_VALID))
+			return -ENOENT;
+	}
+	memcpy(&tmp, sqe, sizeof(tmp));
+	/* Done reading: the slot belongs to userspace again. */
+	smp_store_release(&sqe->flags, 0);
+	qp->sq_get++;
+
+	memset(out, 0, offsetof(struct xiw_ksqe, sge));
+	out->id = tmp.id;
+	out->flags = tmp.flags;
+	out->num_sge = tmp.num_sge;
+	out->opcode = tmp.opcode;
+	out->rkey = tmp.rkey;
+	out->raddr = tmp.raddr;
+	memcpy(out->sge, tmp.sge, sizeof(tmp.sge));
+
+	/* Everything below came from userspace: check it once, here. */
+	switch (tmp.opcode) {
+	case XIW_OP_WRITE:
+	case XIW_OP_SEND:
+	case XIW_OP_SEND_REMOTE_INV:
+		break;
+	case XIW_OP_READ:
+		if (tmp.num_sge > XIW_MAX_SGE_RD ||
+		    (tmp.flags & XIW_WQE_INLINE))
+			rv = -EINVAL;
+		break;
+	default:
+		rv = -EINVAL;
+		break;
+	}
+	if (tmp.flags & XIW_WQE_INLINE) {
+		if (tmp.sge[0].length > XIW_MAX_INLINE_USER)
+			rv = -EINVAL;
+	} else if (tmp.num_sge > XIW_MAX_SGE_USER ||
+		   tmp.num_sge > qp->max_send_sge) {
+		rv = -EINVAL;
+	}
+	return rv;
+}
+
+/*
  * Copy the SQE at sq_get out of the ring and hand the slot back.
  * Caller holds sq_lock.
  */
 static int xiw_sqe_take_locked(struct xiw_qp *qp, struct xiw_ksqe *out)
 {
 	u32 idx = qp->sq_get % qp->num_sqe;
+	struct xiw_ksqe *sqe;
 
 	lockdep_assert_held(&qp->sq_lock);
 
-	if (qp->kernel_verbs) {
-		struct xiw_ksqe *sqe = &((struct xiw_ksqe *)qp->sendq)[idx];
-
-		if (!(smp_load_acquire(&sqe->flags) & XIW_WQE_VALID))
-			return -ENOENT;
-		*out = *sqe;
-		smp_store_release(&sqe->flags, 0);
-		qp->sq_get++;
-		return 0;
-	} else {
-		struct xiw_sqe *sqe = &((struct xiw_sqe *)qp->sendq)[idx];
-		struct xiw_sqe tmp;
-		int rv = 0;
-
-		/* Pairs with libsiw's atomic store of the flags (VALID last). */
-		if (!(smp_load_acquire(&sqe->flags) & XIW_WQE_VALID)) {
-			/*
-			 * libsiw rings only if it finds the SQE before its new
-			 * one taken (its seq_cst store, then load).  Order our
-			 * release of that SQE before a second look here, or
-			 * both sides could miss the other and the queue stall
-			 * while the transmit engine runs beside the poster.
-			 */
-			smp_mb();
-			if (!(smp_load_acquire(&sqe->flags) & XIW_WQE_VALID))
-				return -ENOENT;
-		}
-		memcpy(&tmp, sqe, sizeof(tmp));
-		/* Done reading: the slot belongs to userspace again. */
-		smp_store_release(&sqe->flags, 0);
-		qp->sq_get++;
-
-		memset(out, 0, offsetof(struct xiw_ksqe, sge));
-		out->id = tmp.id;
-		out->flags = tmp.flags;
-		out->num_sge = tmp.num_sge;
-		out->opcode = tmp.opcode;
-		out->rkey = tmp.rkey;
-		out->raddr = tmp.raddr;
-		memcpy(out->sge, tmp.sge, sizeof(tmp.sge));
-
-		/* Everything below came from userspace: check it once, here. */
-		switch (tmp.opcode) {
-		case XIW_OP_WRITE:
-		case XIW_OP_SEND:
-		case XIW_OP_SEND_REMOTE_INV:
-			break;
-		case XIW_OP_READ:
-			if (tmp.num_sge > XIW_MAX_SGE_RD ||
-			    (tmp.flags & XIW_WQE_INLINE))
-				rv = -EINVAL;
-			break;
-		default:
-			rv = -EINVAL;
-			break;
-		}
-		if (tmp.flags & XIW_WQE_INLINE) {
-			if (tmp.sge[0].length > XIW_MAX_INLINE_USER)
-				rv = -EINVAL;
-		} else if (tmp.num_sge > XIW_MAX_SGE_USER ||
-			   tmp.num_sge > qp->max_send_sge) {
-			rv = -EINVAL;
-		}
-		return rv;
-	}
+	if (!qp->kernel_verbs)
+		return xiw_sqe_take_user(qp, &((struct xiw_sqe *)qp->sendq)[idx],
+					 out);
+	sqe = &((struct xiw_ksqe *)qp->sendq)[idx];
+	/* Pairs with the release of VALID in xiw_post_send(). */
+	if (!(smp_load_acquire(&sqe->flags) & XIW_WQE_VALID))
+		return -ENOENT;
+	*out = *sqe;
+	/* The copy is done before the slot is free again. */
+	smp_store_release(&sqe->flags, 0);
+	qp->sq_get++;
+	return 0;
 }
 
 /**
@@ -438,37 +447,39 @@ enum xiw_wc_status xiw_sqe_local_exec(struct xiw_qp *qp,
 int xiw_ring_take_rqe(void *ring, u32 idx, bool kernel_ring, u32 max_sge,
 		      struct xiw_krqe *out, u32 *get)
 {
-	if (kernel_ring) {
-		struct xiw_krqe *rqe = &((struct xiw_krqe *)ring)[idx];
+	struct xiw_rqe *urqe, tmp;
+	struct xiw_krqe *rqe;
 
+	if (kernel_ring) {
+		rqe = &((struct xiw_krqe *)ring)[idx];
+		/* Pairs with the release of VALID by the kernel poster. */
 		if (!(smp_load_acquire(&rqe->flags) & XIW_WQE_VALID))
 			return -ENOENT;
 		*out = *rqe;
+		/* The copy is done before the slot is free again. */
 		smp_store_release(&rqe->flags, 0);
 		(*get)++;
-		return 0;
-	} else {
-		struct xiw_rqe *rqe = &((struct xiw_rqe *)ring)[idx];
-		struct xiw_rqe tmp;
-
-		/* Pairs with libsiw's atomic store of VALID. */
-		if (!(smp_load_acquire(&rqe->flags) & XIW_WQE_VALID))
-			return -ENOENT;
-		memcpy(&tmp, rqe, sizeof(tmp));
-		/* Copied: the slot belongs to userspace again. */
-		smp_store_release(&rqe->flags, 0);
-		(*get)++;
-
-		memset(out, 0, offsetof(struct xiw_krqe, sge));
-		out->id = tmp.id;
-		out->flags = tmp.flags;
-		out->num_sge = tmp.num_sge;
-		out->opcode = XIW_OP_RECEIVE;
-		memcpy(out->sge, tmp.sge, sizeof(tmp.sge));
-		if (tmp.num_sge > XIW_MAX_SGE_USER || tmp.num_sge > max_sge)
-			return -EINVAL;
 		return 0;
 	}
+
+	urqe = &((struct xiw_rqe *)ring)[idx];
+	/* Pairs with libsiw's atomic store of VALID. */
+	if (!(smp_load_acquire(&urqe->flags) & XIW_WQE_VALID))
+		return -ENOENT;
+	memcpy(&tmp, urqe, sizeof(tmp));
+	/* Copied: the slot belongs to userspace again. */
+	smp_store_release(&urqe->flags, 0);
+	(*get)++;
+
+	memset(out, 0, offsetof(struct xiw_krqe, sge));
+	out->id = tmp.id;
+	out->flags = tmp.flags;
+	out->num_sge = tmp.num_sge;
+	out->opcode = XIW_OP_RECEIVE;
+	memcpy(out->sge, tmp.sge, sizeof(tmp.sge));
+	if (tmp.num_sge > XIW_MAX_SGE_USER || tmp.num_sge > max_sge)
+		return -EINVAL;
+	return 0;
 }
 
 /* Copy the RQE at rq_get out of the QP's own ring; caller holds rq_lock. */
@@ -1428,6 +1439,7 @@ int xiw_post_recv(struct ib_qp *base_qp, const struct ib_recv_wr *wr,
 			rqe->sge[i].length = wr->sg_list[i].length;
 			rqe->sge[i].lkey = wr->sg_list[i].lkey;
 		}
+		/* Body before VALID; pairs with xiw_ring_take_rqe(). */
 		smp_store_release(&rqe->flags, XIW_WQE_VALID);
 		qp->rq_put++;
 		atomic64_inc(&qp->stats.rq_posted);

@@ -281,10 +281,13 @@ static void xiw_tx_pq_free(struct kref *ref)
  */
 struct xiw_tx_pq *xiw_tx_pq_create(struct xiw_conn *conn)
 {
-	u32 n = clamp_t(u32, roundup_pow_of_two(max(conn->qp->num_sqe, 1U)),
-			XIW_TX_PEND_MIN, XIW_TX_PEND);
-	struct xiw_tx_pq *pq = kzalloc(struct_size(pq, slot, n), GFP_KERNEL);
+	struct xiw_tx_pq *pq;
+	u32 n;
 
+	/* In steps: nested, these macros expand past what sparse takes. */
+	n = roundup_pow_of_two(max(conn->qp->num_sqe, 1U));
+	n = clamp_t(u32, n, XIW_TX_PEND_MIN, XIW_TX_PEND);
+	pq = kzalloc(struct_size(pq, slot, n), GFP_KERNEL);
 	if (!pq)
 		return NULL;
 	pq->nslots = n;

@@ -12,7 +12,8 @@ struct xiw_err_desc {
 	u8 ecode;
 };
 
-#define XE(e, l, t, c)	[e] = { #e, l, t, c }
+#define XE(e, l, t, c) \
+	[e] = { #e, l, t, c }
 
 static const struct xiw_err_desc xiw_err_table[XIW_ERR_COUNT] = {
 	[XIW_OK] = { "XIW_OK", 0, 0, 0 },

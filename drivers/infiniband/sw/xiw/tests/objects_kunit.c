@@ -268,6 +268,7 @@ static void xiw_kqp_post_send(struct xiw_kqp *k, u64 id, u16 flags)
 
 	sqe->id = id;
 	sqe->opcode = XIW_OP_SEND;
+	/* Body before VALID, as a kernel post_send publishes it. */
 	smp_store_release(&sqe->flags, flags | XIW_WQE_VALID);
 	k->qp.sq_put++;
 }
@@ -279,6 +280,7 @@ static void xiw_kqp_post_recv(struct xiw_kqp *k, u64 id)
 
 	rqe->id = id;
 	rqe->opcode = XIW_OP_RECEIVE;
+	/* Body before VALID, as a kernel post_recv publishes it. */
 	smp_store_release(&rqe->flags, XIW_WQE_VALID);
 	k->qp.rq_put++;
 }
