@@ -6,7 +6,8 @@
  * defined. It supplies exactly what the kernel headers supply to proto/:
  * fixed-width types, bool, memcpy/memset, likely/unlikely, errno values
  * and crc32c() with the kernel's signature and semantics (no pre- or
- * post-inversion: callers pass ~0 as the seed and invert the result).
+ * post-inversion: callers pass ~0 as the seed and invert the result),
+ * here computed by isa-l's crc32_iscsi().
  */
 #ifndef XIW_PROTO_DEPS_USER_H
 #define XIW_PROTO_DEPS_USER_H
@@ -15,7 +16,8 @@
 #include <stddef.h>
 #include <string.h>
 #include <errno.h>
-#include "xiw_crc32c.h"
+#include <limits.h>
+#include <isa-l/crc.h>
 #ifndef __cplusplus
 #include <stdbool.h>
 #endif
@@ -57,20 +59,22 @@ typedef uint64_t __le64;
 #endif
 
 /*
- * crc32c() with the kernel's signature and contract, on top of the
- * run-time dispatched implementation in userspace/lib/crc32c.cc, and the
- * fused copy-and-CRC primitive the kernel side spells as memcpy() plus
- * crc32c().
+ * crc32c() with the kernel's signature and contract.  isa-l's
+ * crc32_iscsi() has the same contract (the running value in and out,
+ * nothing inverted) and picks its implementation from the CPU at run
+ * time.  It takes an int length and a non-const pointer it only reads,
+ * hence the cast and the loop for lengths above INT_MAX.
  */
 static inline u32 crc32c(u32 crc, const void *p, unsigned int len)
 {
-	return xiw_crc32c(crc, p, len);
-}
+	unsigned char *b = (unsigned char *)p;
 
-static inline u32 xiw_copy_crc32c(u32 crc, void *dst, const void *src,
-				  unsigned int len)
-{
-	return xiw_crc32c_copy(crc, dst, src, len);
+	while (len > INT_MAX) {
+		crc = crc32_iscsi(b, INT_MAX, crc);
+		b += INT_MAX;
+		len -= INT_MAX;
+	}
+	return crc32_iscsi(b, (int)len, crc);
 }
 
 #ifdef __cplusplus

@@ -4,10 +4,10 @@
  *
  * Every file in proto/ includes this header and nothing else from the
  * outside world. In the kernel it pulls in the kernel's types, string
- * helpers, crc32c() and errno values and defines xiw_copy_crc32c(); in
- * userspace (GoogleTest, fuzzers, benchmarks, tools) it pulls in
- * userspace/include/xiw_proto_deps_user.h, which provides the same names
- * with the same semantics.
+ * helpers, crc32c() and errno values; in userspace (GoogleTest, fuzzers,
+ * benchmarks, tools) it pulls in userspace/include/xiw_proto_deps_user.h,
+ * which provides the same names with the same semantics.  Both get
+ * xiw_copy_crc32c() from here.
  */
 #ifndef XIW_PROTO_DEPS_H
 #define XIW_PROTO_DEPS_H
@@ -18,11 +18,15 @@
 #include <linux/crc32c.h>
 #include <linux/compiler.h>
 #include <linux/errno.h>
+#else
+#include "xiw_proto_deps_user.h"
+#endif
 
 /*
  * Copy and checksum. The kernel has no fused CRC32c copy; checksumming
- * the destination right after the copy reads it back from L1/L2. The
- * userspace build fuses both into one pass.
+ * the destination right after the copy reads it back from L1/L2.  The
+ * userspace build does the same, so that its benchmarks measure the
+ * module's path.
  */
 static inline u32 xiw_copy_crc32c(u32 crc, void *dst, const void *src,
 				  unsigned int len)
@@ -30,8 +34,5 @@ static inline u32 xiw_copy_crc32c(u32 crc, void *dst, const void *src,
 	memcpy(dst, src, len);
 	return crc32c(crc, dst, len);
 }
-#else
-#include "xiw_proto_deps_user.h"
-#endif
 
 #endif /* XIW_PROTO_DEPS_H */
