@@ -5,7 +5,8 @@
 // the same connection (both directions interleaved, cut at odd sizes,
 // with a retransmission and an out-of-order pair, over every supported
 // link type, IPv4 and IPv6, both byte orders) lists the same segments as
-// the contiguous streams.
+// the contiguous streams; the same packets as pcapng list exactly as the
+// pcap does, and a capture cut short is decoded up to the cut.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "xiw_peer_decode.h"
@@ -709,6 +711,96 @@ Bytes PcapFile(const PcapRow &c, const std::vector<Pkt> &pkts, u32 snaplen = 262
 	return f;
 }
 
+// The same packets as PcapFile() as a pcapng file: a section header, one
+// interface (with if_tsresol for nanoseconds) and an Enhanced Packet
+// Block per frame, in the row's byte order.
+Bytes PcapngFile(const PcapRow &c, const std::vector<Pkt> &pkts, u32 snaplen = 262144)
+{
+	Bytes f;
+	auto w16 = [&](u16 v) {
+		if (c.big_endian) {
+			Be16(f, v);
+		} else {
+			f.push_back(u8(v));
+			f.push_back(u8(v >> 8));
+		}
+	};
+	auto w32 = [&](u32 v) {
+		if (c.big_endian) {
+			Be32(f, v);
+		} else {
+			w16(u16(v));
+			w16(u16(v >> 16));
+		}
+	};
+	// A block of @type around @body (padded to 4 octets).
+	auto block = [&](u32 type, Bytes body) {
+		body.resize((body.size() + 3) / 4 * 4, 0);
+		w32(type);
+		w32(u32(12 + body.size()));
+		f.insert(f.end(), body.begin(), body.end());
+		w32(u32(12 + body.size()));
+	};
+	// Fields of a block body, in the row's byte order.
+	auto field = [&](Bytes &b, u32 v, int octets) {
+		Bytes save;
+
+		save.swap(f);
+		if (octets == 2)
+			w16(u16(v));
+		else
+			w32(v);
+		save.swap(f);
+		b.insert(b.end(), save.begin(), save.end());
+	};
+	u32 link = 1;
+
+	switch (c.link) {
+	case Link::Eth:
+	case Link::EthVlan: link = 1; break;
+	case Link::Sll: link = 113; break;
+	case Link::Sll2: link = 276; break;
+	case Link::Raw: link = 101; break;
+	}
+
+	Bytes shb, idb;
+
+	field(shb, 0x1a2b3c4d, 4);		// byte-order magic
+	field(shb, 1, 2);			// version 1.0
+	field(shb, 0, 2);
+	field(shb, 0xffffffff, 4);		// section length: not given
+	field(shb, 0xffffffff, 4);
+	block(0x0a0d0d0a, shb);
+
+	field(idb, link, 2);
+	field(idb, 0, 2);
+	field(idb, snaplen, 4);
+	if (c.nsec) {
+		field(idb, 9, 2);		// if_tsresol: 10^-9
+		field(idb, 1, 2);
+		idb.insert(idb.end(), { 9, 0, 0, 0 });
+		field(idb, 0, 2);		// opt_endofopt
+		field(idb, 0, 2);
+	}
+	block(1, idb);
+
+	for (size_t i = 0; i < pkts.size(); i++) {
+		Bytes fr = LinkFrame(c, pkts[i]), epb;
+		u32 incl = std::min(u32(fr.size()), snaplen);
+		u64 ts = (1700000000ull + i / 100) * (c.nsec ? 1000000000ull : 1000000ull) +
+			 (i % 100) * 1000;
+
+		field(epb, 0, 4);		// interface 0
+		field(epb, u32(ts >> 32), 4);
+		field(epb, u32(ts), 4);
+		field(epb, incl, 4);
+		field(epb, u32(fr.size()), 4);
+		epb.insert(epb.end(), fr.begin(), fr.begin() + incl);
+		block(6, epb);
+	}
+	return f;
+}
+
 // A file in the test's temporary directory, removed with the object.
 struct TempFile {
 	std::string path;
@@ -996,6 +1088,49 @@ TEST_P(PeerDecodePcap, FourTupleReused)
 	EXPECT_EQ(d.client.lines[0], segs.back());
 }
 
+// pcapng (libpcap reads both): the same listing as the classic pcap of
+// the same packets, whole, cut by the snapshot length, and with a gap.
+TEST_P(PeerDecodePcap, PcapngListsAsPcap)
+{
+	const PcapRow &r = GetParam();
+	Conn c = MakeConn();
+	std::vector<Pkt> p = Packets(c), gap = Packets(c, 8);
+
+	for (auto [name, pkts, snap] : { std::tuple{ "whole", p, 262144u },
+					 std::tuple{ "snap", p, 200u },
+					 std::tuple{ "gap", gap, 262144u } }) {
+		TempFile a(std::string(r.name) + "_" + name + ".pcap", PcapFile(r, pkts, snap));
+		TempFile b(std::string(r.name) + "_" + name + ".pcapng", PcapngFile(r, pkts, snap));
+		std::string pa, pb;
+
+		EXPECT_EQ(decode_file(a.path, {}, pa), decode_file(b.path, {}, pb)) << name;
+		EXPECT_TRUE(Has(pa, "capture: ")) << pa;
+		EXPECT_EQ(pa, pb) << name;
+	}
+}
+
+// A capture cut short: what came before the cut is decoded, and a note
+// says where it ended.
+TEST_P(PeerDecodePcap, TruncatedCaptureIsDecodedToTheCut)
+{
+	const PcapRow &r = GetParam();
+	Conn c = MakeConn();
+
+	for (bool ng : { false, true }) {
+		Bytes whole = ng ? PcapngFile(r, Packets(c)) : PcapFile(r, Packets(c));
+		Bytes cut(whole.begin(), whole.end() - 30);
+		TempFile f(std::string(r.name) + (ng ? "_cut.pcapng" : "_cut.pcap"), cut);
+		std::string out;
+
+		EXPECT_LE(0, decode_file(f.path, {}, out)) << out;
+		EXPECT_TRUE(Has(out, "note: capture ends inside record " +
+				std::to_string(Packets(c).size()) + " (libpcap: ")) << out;
+		EXPECT_TRUE(Has(out, "truncated")) << out;
+		EXPECT_TRUE(Has(out, "capture: " + std::to_string(Packets(c).size() - 1) +
+				" packets")) << out;
+	}
+}
+
 INSTANTIATE_TEST_SUITE_P(PeerDecode, PeerDecodePcap, ::testing::ValuesIn(kPcapRows),
 			 [](const ::testing::TestParamInfo<PcapRow> &i) {
 				 return std::string(i.param.name);
@@ -1022,10 +1157,33 @@ TEST(PeerDecode, UnreadableAndUnsupportedFiles)
 				  {}, out));
 	EXPECT_TRUE(Has(out, "No such file")) << out;
 
+	// a pcapng section header cut short: libpcap's reason
 	TempFile ng("ng.pcapng", { 0x0a, 0x0d, 0x0d, 0x0a, 0x1c, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a });
 	out.clear();
 	EXPECT_EQ(-1, decode_file(ng.path, {}, out));
+	EXPECT_EQ(0u, out.find(ng.path + ": ")) << out;
 	EXPECT_TRUE(Has(out, "pcapng")) << out;
+
+	// a pcap header cut short
+	TempFile head("head.pcap", { 0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0 });
+	out.clear();
+	EXPECT_EQ(-1, decode_file(head.path, {}, out));
+	EXPECT_EQ(0u, out.find(head.path + ": ")) << out;
+
+	// a link type the decoder has no header parser for (IEEE 802.11)
+	Conn c = MakeConn();
+	Bytes wifi = PcapFile(kPcapRows[0], Packets(c));
+	wifi[20] = 105;
+	TempFile w("wifi.pcap", wifi);
+	out.clear();
+	EXPECT_EQ(-1, decode_file(w.path, {}, out));
+	EXPECT_TRUE(Has(out, ": link type 105 (IEEE802_11) is not supported")) << out;
+
+	// four octets that are no capture magic: a raw stream
+	TempFile raw("short.bin", { 0xa1, 0xb2, 0xc3 });
+	out.clear();
+	EXPECT_EQ(0, decode_file(raw.path, {}, out)) << out;
+	EXPECT_EQ(0u, out.find(raw.path + " (raw stream)\n")) << out;
 }
 
 TEST(PeerDecode, MainExitStatus)

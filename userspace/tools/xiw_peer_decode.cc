@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// xiw-peer decode: capture (pcap or raw stream) to a listing of MPA frames
-// and DDP segments.  Framing, CRC and header checks are the protocol
-// core's (xiw_mpa_frame_parse, xiw_rx_step, xiw_term_parse); this file
-// adds the capture reader, TCP reassembly, the MPA negotiation rules that
-// decide the framing of each direction, and the text.
+// xiw-peer decode: capture (pcap, pcapng or raw stream) to a listing of
+// MPA frames and DDP segments.  Framing, CRC and header checks are the
+// protocol core's (xiw_mpa_frame_parse, xiw_rx_step, xiw_term_parse);
+// capture files are read by libpcap; this file adds the link and IP
+// headers, TCP reassembly, the MPA negotiation rules that decide the
+// framing of each direction, and the text.
 #include "xiw_peer_decode.h"
 
 #include <arpa/inet.h>
+#include <pcap/pcap.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -575,24 +577,14 @@ int decode_dir(const uint8_t *p, size_t len, const DecodeOptions &o,
 
 /* ---- pcap ------------------------------------------------------------------ */
 
-constexpr uint32_t kPcapUsec = 0xa1b2c3d4;
-constexpr uint32_t kPcapNsec = 0xa1b23c4d;
-constexpr uint32_t kPcapng = 0x0a0d0d0a;
-
-constexpr uint32_t kLinkEthernet = 1;
-constexpr uint32_t kLinkRaw = 101;
-constexpr uint32_t kLinkSll = 113;
-constexpr uint32_t kLinkIpv4 = 228;
-constexpr uint32_t kLinkIpv6 = 229;
-constexpr uint32_t kLinkSll2 = 276;
+// The first four octets of a capture file: classic pcap (microsecond and
+// nanosecond timestamps, either byte order) and a pcapng section header.
+// A file that starts with one of them and that libpcap cannot read is an
+// error, any other file a raw stream.
+constexpr uint32_t kCaptureMagic[] = { 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d, 0x4d3cb2a1,
+				       0x0a0d0d0a };
 
 constexpr uint8_t kTcpSyn = 0x02;
-
-uint32_t get_le32(const uint8_t *p)
-{
-	return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
-	       uint32_t(p[3]) << 24;
-}
 
 // A TCP segment as captured.
 struct TcpSeg {
@@ -606,27 +598,33 @@ struct TcpSeg {
 	size_t full = 0;	// payload octets sent
 };
 
-// Strip the link header; false if the frame carries no IP.
-bool link_ip(uint32_t linktype, const uint8_t *p, size_t n, const uint8_t **ip,
-	     size_t *iplen)
+bool link_supported(int dlt)
+{
+	return dlt == DLT_EN10MB || dlt == DLT_LINUX_SLL || dlt == DLT_LINUX_SLL2 ||
+	       dlt == DLT_RAW || dlt == DLT_IPV4 || dlt == DLT_IPV6;
+}
+
+// Strip the link header of libpcap's link type @dlt; false if the frame
+// carries no IP.
+bool link_ip(int dlt, const uint8_t *p, size_t n, const uint8_t **ip, size_t *iplen)
 {
 	size_t off;
 	uint16_t et;
 
-	switch (linktype) {
-	case kLinkEthernet:
+	switch (dlt) {
+	case DLT_EN10MB:
 		if (n < 14)
 			return false;
 		et = xiw_get_be16(p + 12);
 		off = 14;
 		break;
-	case kLinkSll:
+	case DLT_LINUX_SLL:
 		if (n < 16)
 			return false;
 		et = xiw_get_be16(p + 14);
 		off = 16;
 		break;
-	case kLinkSll2:
+	case DLT_LINUX_SLL2:
 		if (n < 20)
 			return false;
 		et = xiw_get_be16(p);
@@ -902,63 +900,26 @@ struct Capture {
 	}
 };
 
-// 1: classic pcap (header parsed), 0: not a capture, -1: pcapng.
-int pcap_header(const Bytes &b, bool *swap, uint32_t *linktype)
-{
-	if (b.size() < 4)
-		return 0;
-
-	uint32_t le = get_le32(b.data()), be = xiw_get_be32(b.data());
-
-	if (le == kPcapng)
-		return -1;
-	if (le == kPcapUsec || le == kPcapNsec)
-		*swap = false;
-	else if (be == kPcapUsec || be == kPcapNsec)
-		*swap = true;
-	else
-		return 0;
-	if (b.size() < 24)
-		return 0;
-	*linktype = (*swap ? xiw_get_be32(&b[20]) : get_le32(&b[20])) & 0xffff;
-	return 1;
-}
-
-int decode_pcap(const Bytes &b, bool swap, uint32_t linktype,
-		const DecodeOptions &o, std::string &out)
+// Every packet of the capture open in @pc into its TCP directions.
+int decode_pcap(pcap_t *pc, const DecodeOptions &o, std::string &out)
 {
 	Capture cap;
-	size_t off = 24;
-	auto u32at = [&](size_t at) {
-		return swap ? xiw_get_be32(&b[at]) : get_le32(&b[at]);
-	};
+	int dlt = pcap_datalink(pc), rc;
+	struct pcap_pkthdr *h;
+	const u_char *data;
 
-	while (off < b.size()) {
-		if (b.size() - off < 16) {
-			cap.notes.push_back(fmt("note: capture ends inside the header of record %"
-						PRIu64, cap.packets + 1));
-			break;
-		}
-
-		size_t incl = u32at(off + 8);
-
-		off += 16;
-		if (incl > b.size() - off) {
-			cap.notes.push_back(fmt("note: capture ends inside record %" PRIu64
-						" (%zu of %zu octets)", cap.packets + 1,
-						b.size() - off, incl));
-			break;
-		}
-		cap.packets++;
-
+	while ((rc = pcap_next_ex(pc, &h, &data)) == 1) {
 		const uint8_t *ip;
 		size_t iplen;
 		TcpSeg t;
 
-		if (link_ip(linktype, &b[off], incl, &ip, &iplen) && ip_tcp(ip, iplen, &t))
+		cap.packets++;
+		if (link_ip(dlt, data, h->caplen, &ip, &iplen) && ip_tcp(ip, iplen, &t))
 			cap.add(t);
-		off += incl;
 	}
+	if (rc == PCAP_ERROR)	// a truncated or damaged file: what was read counts
+		cap.notes.push_back(fmt("note: capture ends inside record %" PRIu64 " (libpcap: %s)",
+					cap.packets + 1, pcap_geterr(pc)));
 
 	// MPA frames first: each direction's framing depends on its peer's.
 	std::vector<Frame> frames;
@@ -1006,30 +967,66 @@ int decode_pcap(const Bytes &b, bool swap, uint32_t linktype,
 	return errors;
 }
 
-bool read_all(const std::string &path, Bytes *b, std::string *why)
+// The rest of @f into @b; false with the reason in @why on a read error.
+bool read_rest(FILE *f, Bytes *b, std::string *why)
 {
-	FILE *f = fopen(path.c_str(), "rb");
 	uint8_t buf[65536];
 	size_t n;
 
-	if (!f) {
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		b->insert(b->end(), buf, buf + n);
+	if (ferror(f)) {
 		*why = strerror(errno);
 		return false;
 	}
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		b->insert(b->end(), buf, buf + n);
-	bool bad = ferror(f);
-	int e = errno;
-	fclose(f);
-	if (bad)
-		*why = strerror(e);
-	return !bad;
+	return true;
+}
+
+bool capture_magic(const Bytes &b)
+{
+	if (b.size() < 4)
+		return false;
+
+	uint32_t m = uint32_t(b[0]) << 24 | uint32_t(b[1]) << 16 | uint32_t(b[2]) << 8 | b[3];
+
+	return std::find(std::begin(kCaptureMagic), std::end(kCaptureMagic), m) !=
+	       std::end(kCaptureMagic);
+}
+
+// A capture: libpcap reads @f from its start and closes it.
+int decode_capture(const std::string &path, FILE *f, const DecodeOptions &o,
+		   std::string &out)
+{
+	char err[PCAP_ERRBUF_SIZE] = "";
+	pcap_t *pc;
+	int dlt, r;
+
+	rewind(f);
+	pc = pcap_fopen_offline(f, err);
+	if (!pc) {
+		fclose(f);
+		out += path + ": " + err + '\n';
+		return -1;
+	}
+	dlt = pcap_datalink(pc);
+	if (link_supported(dlt)) {
+		r = decode_pcap(pc, o, out);
+	} else {
+		const char *name = pcap_datalink_val_to_name(dlt);
+
+		out += path + fmt(": link type %d (%s) is not supported\n", dlt,
+				  name ? name : "unknown");
+		r = -1;
+	}
+	pcap_close(pc);
+	return r;
 }
 
 void usage(FILE *f)
 {
 	fputs("usage: xiw-peer decode [--crc|--no-crc] [--markers|--no-markers] [--hex] FILE\n"
-	      "  FILE: a pcap (Ethernet, Linux cooked SLL/SLL2, raw IP; IPv4/IPv6 TCP)\n"
+	      "  FILE: a pcap or pcapng capture (Ethernet, Linux cooked SLL/SLL2,\n"
+	      "        raw IP; IPv4/IPv6 TCP)\n"
 	      "        or one raw direction of an MPA stream\n"
 	      "  --crc, --no-crc          force CRC checking on or off\n"
 	      "  --markers, --no-markers  force markers on or off\n"
@@ -1049,33 +1046,27 @@ int decode_stream(const uint8_t *p, size_t len, const DecodeOptions &o,
 int decode_file(const std::string &path, const DecodeOptions &o,
 		std::string &out)
 {
-	Bytes b;
+	FILE *f = fopen(path.c_str(), "rb");
+	Bytes b(4);
 	std::string why;
-	bool swap = false;
-	uint32_t linktype = 0;
 
-	if (!read_all(path, &b, &why)) {
+	if (!f) {
+		out += path + ": " + strerror(errno) + '\n';
+		return -1;
+	}
+	b.resize(fread(b.data(), 1, b.size(), f));
+	if (!ferror(f) && capture_magic(b))
+		return decode_capture(path, f, o, out);
+	bool ok = !ferror(f) && read_rest(f, &b, &why);
+	if (!ok && why.empty())
+		why = strerror(errno);
+	fclose(f);
+	if (!ok) {
 		out += path + ": " + why + '\n';
 		return -1;
 	}
-	switch (pcap_header(b, &swap, &linktype)) {
-	case -1:
-		out += path + ": pcapng is not supported; convert it with "
-		       "`editcap -F pcap IN OUT` or capture with `tcpdump -w`\n";
-		return -1;
-	case 1:
-		if (linktype != kLinkEthernet && linktype != kLinkSll &&
-		    linktype != kLinkSll2 && linktype != kLinkRaw &&
-		    linktype != kLinkIpv4 && linktype != kLinkIpv6) {
-			out += path + fmt(": pcap link type %u is not supported\n",
-					  linktype);
-			return -1;
-		}
-		return decode_pcap(b, swap, linktype, o, out);
-	default:
-		out += path + " (raw stream)\n";
-		return decode_dir(b.data(), b.size(), o, nullptr, nullptr, out, "");
-	}
+	out += path + " (raw stream)\n";
+	return decode_dir(b.data(), b.size(), o, nullptr, nullptr, out, "");
 }
 
 int decode_main(int argc, char **argv)

@@ -4,14 +4,15 @@
 // MPA frames and DDP segments, using the protocol core (proto/) for all
 // framing, CRC and header checks.
 //
-// Input is either a classic libpcap file (either byte order, microsecond
-// or nanosecond timestamps; link types Ethernet, Linux cooked SLL and
-// SLL2, raw IP) carrying IPv4/IPv6 TCP, or any other file, taken as one
-// direction of a byte stream.  A pcap is reassembled per TCP direction by
-// sequence number: retransmitted and overlapping octets are dropped,
-// out-of-order segments wait for the gap before them to fill, and a gap
-// that never fills ends the decoding of that direction (reported as an
-// error).
+// Input is either a capture file that libpcap reads (pcap in either byte
+// order with microsecond or nanosecond timestamps, or pcapng; link types
+// Ethernet, Linux cooked SLL and SLL2, raw IP) carrying IPv4/IPv6 TCP, or
+// any other file, taken as one direction of a byte stream.  A capture is
+// reassembled per TCP direction by sequence number: retransmitted and
+// overlapping octets are dropped, out-of-order segments wait for the gap
+// before them to fill, and a gap that never fills ends the decoding of
+// that direction (reported as an error).  A capture cut short is decoded
+// up to the cut, with a note saying where it ended.
 //
 // Listing of one direction (every line starts with the caller's prefix):
 //
@@ -55,7 +56,7 @@ struct DecodeOptions {
 int decode_stream(const uint8_t *p, size_t len, const DecodeOptions &o,
 		  std::string &out, const std::string &prefix = "");
 
-// Decode a file: a pcap (every TCP direction in order of appearance, the
+// Decode a file: a capture (every TCP direction in order of appearance, the
 // two directions of a connection together, each introduced by a line
 // "src > dst") or else one raw stream.  Returns the errors found, or -1
 // when the file cannot be read or is a capture format not understood
