@@ -94,6 +94,7 @@ TEST(BenchReport, MalformedLinesAreRefused)
 {
 	TempFile fields("fields.tsv", "xiw\tib_write_bw\t64\n");
 	TempFile number("number.tsv", "xiw\tib_write_bw\t64\t1\tbw_MBps\tfast\n");
+	TempFile size("size.tsv", "xiw\tib_write_bw\t64k\t1\tbw_MBps\t1\n");
 	Data d;
 	std::string why;
 
@@ -101,6 +102,8 @@ TEST(BenchReport, MalformedLinesAreRefused)
 	EXPECT_NE(std::string::npos, why.find(":1: want 6 fields, got 3")) << why;
 	EXPECT_FALSE(xiw::bench::parse(number.path, &d, &why));
 	EXPECT_NE(std::string::npos, why.find(":1: not a number: fast")) << why;
+	EXPECT_FALSE(xiw::bench::parse(size.path, &d, &why));
+	EXPECT_NE(std::string::npos, why.find(":1: size and repetition must be numbers")) << why;
 	EXPECT_FALSE(xiw::bench::parse(fields.path + ".missing", &d, &why));
 }
 

@@ -6,9 +6,10 @@
 // issue marked met or missed), and <prefix>-bw.png / <prefix>-lat.png
 // drawn by gnuplot when it is installed (xiw_bench_report.h).
 //
-// usage: xiw-bench-report --in FILE --out PREFIX --kernel NAME
+// usage: xiw-bench-report --in FILE --out PREFIX [--kernel NAME]
 //                         [--proto FILE] [--date DATE]
 #include "xiw_bench_report.h"
+#include "xiw_cli.h"
 
 #include <fstream>
 #include <iostream>
@@ -26,6 +27,39 @@ std::string Slurp(const std::string &path)
 	return ss.str();
 }
 
+const xiw::cli::Usage kUsage = {
+	"xiw-bench-report",
+	"usage: xiw-bench-report --in FILE --out PREFIX [--kernel NAME] [--proto FILE]\n"
+	"                        [--date DATE]\n",
+	"NAME\n"
+	"    xiw-bench-report - the report of one make bench run\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    xiw-bench-report --in FILE --out PREFIX [--kernel NAME] [--proto FILE]\n"
+	"                     [--date DATE]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Reads the measurements of tests/vm/bench (tab-separated lines:\n"
+	"    driver, test, size, repetition, metric, value; metric \"fail\" with\n"
+	"    a reason as its value) and writes PREFIX.json (every value and its\n"
+	"    median), PREFIX.md (the ratio tables xiw/siw and xiw/TCP, each\n"
+	"    target marked met or missed, the failed runs) and, when gnuplot is\n"
+	"    installed, PREFIX-bw.png and PREFIX-lat.png (from PREFIX.gp and its\n"
+	"    .dat files).  The markdown goes to stdout as well.\n"
+	"\n"
+	"OPTIONS\n"
+	"    --in FILE      the measurements\n"
+	"    --out PREFIX   where the report goes\n"
+	"    --kernel NAME  the guest's kernel, for the title (default unknown)\n"
+	"    --proto FILE   xiw-proto-bench's output, appended verbatim\n"
+	"    --date DATE    for the title (default unknown)\n"
+	"    -h, --help     this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 a report without failed runs, 3 a report with some, 1 unreadable\n"
+	"    or malformed input, 2 bad usage\n",
+};
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -33,29 +67,32 @@ int main(int argc, char **argv)
 	using namespace xiw::bench;
 	std::string in, out, kernel = "unknown", proto, date = "unknown", why;
 
-	for (int i = 1; i + 1 < argc; i += 2) {
+	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
 
+		if (a == "-h" || a == "--help")
+			xiw::cli::help(kUsage);
+		if (a != "--in" && a != "--out" && a != "--kernel" && a != "--proto" &&
+		    a != "--date")
+			xiw::cli::usage_error(kUsage, "unknown option '" + a + "'");
+		if (i + 1 >= argc)
+			xiw::cli::usage_error(kUsage, a + " needs a value");
+
+		std::string v = argv[++i];
+
 		if (a == "--in")
-			in = argv[i + 1];
+			in = v;
 		else if (a == "--out")
-			out = argv[i + 1];
+			out = v;
 		else if (a == "--kernel")
-			kernel = argv[i + 1];
+			kernel = v;
 		else if (a == "--proto")
-			proto = Slurp(argv[i + 1]);
-		else if (a == "--date")
-			date = argv[i + 1];
-		else {
-			std::cerr << "xiw-bench-report: unknown option " << a << "\n";
-			return 2;
-		}
+			proto = Slurp(v);
+		else
+			date = v;
 	}
-	if (in.empty() || out.empty()) {
-		std::cerr << "usage: xiw-bench-report --in FILE --out PREFIX --kernel NAME"
-			     " [--proto FILE] [--date DATE]\n";
-		return 2;
-	}
+	if (in.empty() || out.empty())
+		xiw::cli::usage_error(kUsage, "--in and --out are required");
 
 	Data d;
 	if (!parse(in, &d, &why)) {

@@ -24,6 +24,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <arpa/inet.h>
+#include <getopt.h>
 #include <netdb.h>
 #include <poll.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "xiw_cli.h"
 #include "xiw_ktap.h"
 #include "xiw_verbs_util.h"
 
@@ -418,26 +420,61 @@ void error_case(Case &c, Conn &keep, const char *what,
 	traffic(c, keep, "the other connection", 0x40);
 }
 
+const xiw::cli::Usage kUsage = {
+	"xiw-cm-test",
+	"usage: xiw-cm-test -s SERVER_IP -c CLIENT_IP [-p PORT]\n",
+	"NAME\n"
+	"    xiw-cm-test - connected QPs through librdmacm: data and deliberate\n"
+	"    errors\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    xiw-cm-test -s SERVER_IP -c CLIENT_IP [-p PORT]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Both ends of each connection live in this process: the server on\n"
+	"    SERVER_IP, the client on CLIENT_IP, both addresses of RDMA devices\n"
+	"    (xiw or siw; libsiw drives them).  Send/Receive, RDMA Write and\n"
+	"    RDMA Read move data byte-exact; the SRQ limit event fires once;\n"
+	"    each deliberate error (a Send with no receive posted, a Write to a\n"
+	"    bad STag, more Reads at once than the ORD allows, a QP destroyed\n"
+	"    while its connection comes up) runs on its own connection while a\n"
+	"    long-lived one keeps carrying traffic, and its completions, the\n"
+	"    asynchronous events on both ends and the QP states are checked.\n"
+	"    Output is KTAP.\n"
+	"\n"
+	"OPTIONS\n"
+	"    -s SERVER_IP  the server's address (IPv4 or IPv6 literal)\n"
+	"    -c CLIENT_IP  the client's address\n"
+	"    -p PORT       the server's port, 1..65535 (default 7471)\n"
+	"    -h, --help    this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 every case passed, 1 otherwise, 2 bad usage or a setup error\n",
+};
+
 } // namespace
 
 int main(int argc, char **argv)
 {
+	static const option longopts[] = {
+		{ "help", no_argument, nullptr, 'h' },
+		{ nullptr, 0, nullptr, 0 },
+	};
 	const char *srv_ip = nullptr, *cli_ip = nullptr;
 	uint16_t port = 7471;
-	for (int opt; (opt = getopt(argc, argv, "s:c:p:")) != -1;) {
+	for (int opt; (opt = getopt_long(argc, argv, "s:c:p:h", longopts, nullptr)) != -1;) {
 		switch (opt) {
 		case 's': srv_ip = optarg; break;
 		case 'c': cli_ip = optarg; break;
-		case 'p': port = static_cast<uint16_t>(std::atoi(optarg)); break;
-		default:
-			std::fprintf(stderr, "usage: %s -s SERVER_IP -c CLIENT_IP [-p PORT]\n", argv[0]);
-			return 2;
+		case 'p': port = uint16_t(xiw::cli::uint_opt(kUsage, "-p", optarg, 1, 65535)); break;
+		case 'h': xiw::cli::help(kUsage);
+		default: xiw::cli::usage_error(kUsage, "");
 		}
 	}
-	if (!srv_ip || !cli_ip) {
-		std::fprintf(stderr, "usage: %s -s SERVER_IP -c CLIENT_IP [-p PORT]\n", argv[0]);
-		return 2;
-	}
+	if (!srv_ip || !cli_ip)
+		xiw::cli::usage_error(kUsage, "-s and -c are required");
+	if (optind != argc)
+		xiw::cli::usage_error(kUsage, std::string("unexpected argument '") + argv[optind] + "'");
 	g_srv = parse_addr(srv_ip, port);
 	g_cli = parse_addr(cli_ip, 0);
 	std::setvbuf(stdout, nullptr, _IOLBF, 0);

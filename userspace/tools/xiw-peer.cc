@@ -33,6 +33,7 @@
 //
 // decode: see xiw_peer_decode.h.
 
+#include "xiw_cli.h"
 #include "xiw_pattern.h"
 #include "xiw_peer_decode.h"
 #include "xiw_peer_wire.h"
@@ -2057,16 +2058,64 @@ std::vector<Scenario> scenarios()
 namespace xiw::peer {
 namespace {
 
-void usage()
-{
-	fprintf(stderr,
-		"usage: xiw-peer run --target PATH --addr ADDR [--port P] [--filter STR,...]\n"
-		"                    [--skip NAME,...] [--markers] [--p2p-read-rtr] [--soft-rnr MS]\n"
-		"                    [--timeout S] [--quiet]\n"
-		"       xiw-peer list\n"
-		"       xiw-peer table SIW_KTAP XIW_KTAP KERNEL\n"
-		"       xiw-peer decode [--crc|--no-crc] [--markers|--no-markers] [--hex] FILE\n");
-}
+const xiw::cli::Usage kUsage = {
+	"xiw-peer",
+	"usage: xiw-peer run --target PATH --addr ADDR [--port P] [--filter STR,...]\n"
+	"                    [--skip NAME,...] [--markers] [--p2p-read-rtr] [--soft-rnr MS]\n"
+	"                    [--timeout S] [--quiet]\n"
+	"       xiw-peer list\n"
+	"       xiw-peer table SIW_KTAP XIW_KTAP KERNEL\n"
+	"       xiw-peer decode [--crc|--no-crc] [--markers|--no-markers] [--hex] FILE\n",
+	"NAME\n"
+	"    xiw-peer - an iWARP peer over a plain TCP socket that does what no\n"
+	"    well-behaved peer does, and a capture decoder\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    xiw-peer run --target PATH --addr ADDR [--port P] [--filter STR,...]\n"
+	"                 [--skip NAME,...] [--markers] [--p2p-read-rtr]\n"
+	"                 [--soft-rnr MS] [--timeout S] [--quiet]\n"
+	"    xiw-peer list\n"
+	"    xiw-peer table SIW_KTAP XIW_KTAP KERNEL\n"
+	"    xiw-peer decode [--crc|--no-crc] [--markers|--no-markers] [--hex] FILE\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    run starts PATH (xiw-target) listening on ADDR, an address of the\n"
+	"    RDMA device under test (xiw or siw), and plays every conformance\n"
+	"    scenario against it, each on its own connection: MPA as the\n"
+	"    initiator, then scripted RDMAP traffic, some of it broken on\n"
+	"    purpose.  It checks every octet and every TERMINATE that comes\n"
+	"    back and asks xiw-target what the device did.  A scenario that\n"
+	"    breaks a receiver rule of RFC 5040, 5041, 5044, 6581 or 7306\n"
+	"    passes only when the device answers with the TERMINATE the RFC\n"
+	"    names, its QP is in the error state, its receives are flushed and\n"
+	"    the TCP connection ends.  Output is KTAP.\n"
+	"    list prints every scenario with the rule it checks.\n"
+	"    table writes the RST table of the scenarios siw did not pass, from\n"
+	"    the KTAP logs of a run against siw and one against xiw.\n"
+	"    decode lists the MPA frames and DDP segments of a capture (pcap or\n"
+	"    pcapng) or of one raw stream direction; xiw-peer decode --help.\n"
+	"\n"
+	"OPTIONS (run)\n"
+	"    --target PATH      the xiw-target binary to start\n"
+	"    --addr ADDR        the device's address (IPv4 or IPv6 literal)\n"
+	"    --port P           xiw-target's port, 1..65535 (default 18700)\n"
+	"    --filter STR,...   only scenarios whose name contains one of STR\n"
+	"    --skip NAME,...    not these scenarios\n"
+	"    --markers          add the scenarios that need a device created\n"
+	"                       with MPA markers allowed (mpa_markers=prefer)\n"
+	"    --p2p-read-rtr     add the scenarios of a device that initiates\n"
+	"                       with P2P and a Read RTR\n"
+	"    --soft-rnr MS      add the rnr.* scenarios, for a device whose\n"
+	"                       soft_rnr_ms is MS, 1..10000 (they need 1000 or more)\n"
+	"    --timeout S        seconds to wait for the device, 0..3600,\n"
+	"                       fractions allowed (default 10)\n"
+	"    --quiet            no rule line under each result\n"
+	"    -h, --help         this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 every scenario passed, 1 otherwise, 2 bad usage, 4 (skip)\n"
+	"    xiw-target could not start\n",
+};
 
 // What a KTAP log of `run` says of each scenario: "" passed, the reason of
 // a "not ok", or "not run: " and the reason of a SKIP.
@@ -2272,19 +2321,19 @@ int main(int argc, char **argv)
 {
 	using namespace xiw::peer;
 
+	using xiw::cli::usage_error;
+
 	signal(SIGPIPE, SIG_IGN);
-	if (argc < 2) {
-		usage();
-		return 2;
-	}
+	if (argc < 2)
+		usage_error(kUsage, "");
 	std::string cmd = argv[1];
+	if (cmd == "-h" || cmd == "--help")
+		xiw::cli::help(kUsage);
 	if (cmd == "decode")
 		return decode_main(argc - 1, argv + 1);
 	if (cmd == "table") {
-		if (argc != 5) {
-			usage();
-			return 2;
-		}
+		if (argc != 5)
+			usage_error(kUsage, "table takes SIW_KTAP XIW_KTAP KERNEL");
 		try {
 			return table_main(argv[2], argv[3], argv[4]);
 		} catch (const Failure &f) {
@@ -2297,18 +2346,14 @@ int main(int argc, char **argv)
 			printf("%-34s %s\n", s.name, s.rule);
 		return 0;
 	}
-	if (cmd != "run") {
-		usage();
-		return 2;
-	}
+	if (cmd != "run")
+		usage_error(kUsage, "unknown command '" + cmd + "'");
 	Options o;
 	for (int i = 2; i < argc; i++) {
 		std::string a = argv[i];
-		auto val = [&]() -> std::string {
-			if (i + 1 >= argc) {
-				usage();
-				exit(2);
-			}
+		auto val = [&]() -> const char * {
+			if (i + 1 >= argc)
+				usage_error(kUsage, a + " needs a value");
 			return argv[++i];
 		};
 		if (a == "--target")
@@ -2316,7 +2361,7 @@ int main(int argc, char **argv)
 		else if (a == "--addr")
 			o.addr = val();
 		else if (a == "--port")
-			o.port = uint16_t(std::stoul(val()));
+			o.port = uint16_t(xiw::cli::uint_opt(kUsage, "--port", val(), 1, 65535));
 		else if (a == "--filter")
 			o.filter = val();
 		else if (a == "--skip") {
@@ -2325,23 +2370,21 @@ int main(int argc, char **argv)
 			while (std::getline(is, name, ','))
 				o.skip.push_back(name);
 		} else if (a == "--timeout")
-			o.timeout = std::stod(val());
+			o.timeout = xiw::cli::secs_opt(kUsage, "--timeout", val(), 0, 3600);
 		else if (a == "--markers")
 			o.markers = true;
 		else if (a == "--p2p-read-rtr")
 			o.p2p_read_rtr = true;
 		else if (a == "--soft-rnr")
-			o.soft_rnr_ms = unsigned(std::stoul(val()));
+			o.soft_rnr_ms = unsigned(xiw::cli::uint_opt(kUsage, "--soft-rnr", val(), 1, 10000));
 		else if (a == "--quiet")
 			o.quiet = true;
-		else {
-			usage();
-			return 2;
-		}
+		else if (a == "-h" || a == "--help")
+			xiw::cli::help(kUsage);
+		else
+			usage_error(kUsage, "unknown option '" + a + "'");
 	}
-	if (o.target.empty() || o.addr.empty()) {
-		usage();
-		return 2;
-	}
+	if (o.target.empty() || o.addr.empty())
+		usage_error(kUsage, "run needs --target and --addr");
 	return run(o);
 }

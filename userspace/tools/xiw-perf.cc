@@ -66,6 +66,7 @@
 #include <utility>
 #include <vector>
 
+#include "xiw_cli.h"
 #include "xiw_verbs_util.h"
 
 namespace {
@@ -250,7 +251,51 @@ const char *test_name(Test t)
 	return t == Test::write ? "write" : t == Test::read ? "read" : "send";
 }
 
-// The value named @arg in @names, or die naming the choices.
+const xiw::cli::Usage kUsage = {
+	"xiw-perf",
+	"usage: xiw-perf -a ADDR [-p PORT] [-T SECS]                 (server)\n"
+	"       xiw-perf -c ADDR [-p PORT] [-t write|read|send] [-m bw|lat]\n"
+	"                [-s SIZE] [-n ITERS] [-w WINDOW] [-V] [-b SRC] [-T SECS]\n",
+	"NAME\n"
+	"    xiw-perf - RDMA Write, Read and Send bandwidth and latency over\n"
+	"    librdmacm, IPv4 or IPv6, every byte optionally verified\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    xiw-perf -a ADDR [-p PORT] [-T SECS]\n"
+	"    xiw-perf -c ADDR [-p PORT] [-t write|read|send] [-m bw|lat]\n"
+	"             [-s SIZE] [-n ITERS] [-w WINDOW] [-V] [-b SRC] [-T SECS]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    The server binds ADDR (which selects its RDMA device), serves one\n"
+	"    connection and exits.  The client carries the test's parameters in\n"
+	"    its connect private data.  Bandwidth keeps WINDOW operations in\n"
+	"    flight (Sends never more than the server has receives posted);\n"
+	"    latency is a ping-pong of Writes or Sends, or one Read at a time.\n"
+	"    The client prints one result line, e.g.\n"
+	"      xiw-perf: write bw 65536 B x 200, window 16: 123.45 MB/s ...\n"
+	"      xiw-perf: send lat 64 B x 200: median 31.20 us p99 ...\n"
+	"\n"
+	"OPTIONS\n"
+	"    -a, --address ADDR  serve on ADDR\n"
+	"    -c, --connect ADDR  connect to the server at ADDR\n"
+	"    -p, --port PORT     port, 1..65535 (default 18600)\n"
+	"    -t, --test TEST     write, read or send (default write)\n"
+	"    -m, --mode MODE     bw or lat (default bw)\n"
+	"    -s, --size SIZE     message size, 1..16777216 bytes (default 65536)\n"
+	"    -n, --iters ITERS   messages, 1..100000000 (default 1000)\n"
+	"    -w, --window N      operations in flight, 1..1024 (default 16)\n"
+	"    -V, --verify        every message carries a pattern that the\n"
+	"                        receiving end checks byte for byte\n"
+	"    -b, --bind SRC      client: bind to the source address SRC\n"
+	"    -T, --timeout SECS  give up after SECS, 1..3600 (default 60)\n"
+	"    -h, --help          this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 success, 1 a failed transfer or a verification error, 2 bad\n"
+	"    usage or a setup error (no device, address, connection)\n",
+};
+
+// The value named @arg in @names, or a usage error naming the choices.
 template <class T>
 T pick(const char *what, const char *arg, std::initializer_list<std::pair<const char *, T>> names)
 {
@@ -260,7 +305,7 @@ T pick(const char *what, const char *arg, std::initializer_list<std::pair<const 
 			return v;
 		all += all.empty() ? n : std::string(", ") + n;
 	}
-	die(2, "unknown %s '%s' (%s)", what, arg, all.c_str());
+	xiw::cli::usage_error(kUsage, std::string("unknown ") + what + " '" + arg + "' (" + all + ")");
 }
 
 using Clock = std::chrono::steady_clock;
@@ -456,16 +501,6 @@ struct Conn {
 		return get32(p + 4);
 	}
 };
-
-void usage()
-{
-	std::fprintf(stderr,
-		     "usage: %s -a ADDR [-p PORT] [-T SECS]                 (server)\n"
-		     "       %s -c ADDR [-p PORT] [-t write|read|send] [-m bw|lat]\n"
-		     "              [-s SIZE] [-n ITERS] [-w WINDOW] [-V] [-b SRC] [-T SECS]\n",
-		     prog, prog);
-	std::exit(2);
-}
 
 uint32_t slots_for(uint32_t size, uint32_t iters)
 {
@@ -945,19 +980,13 @@ int main(int argc, char **argv)
 		{ "window", required_argument, nullptr, 'w' },
 		{ "verify", no_argument, nullptr, 'V' },
 		{ "timeout", required_argument, nullptr, 'T' },
+		{ "help", no_argument, nullptr, 'h' },
 		{ nullptr, 0, nullptr, 0 },
 	};
-	auto num = [](const char *s, unsigned long max) {
-		char *end;
-		errno = 0;
-		unsigned long v = std::strtoul(s, &end, 0);
-		if (errno || *end || !*s || v > max)
-			die(2, "bad number '%s' (at most %lu)", s, max);
-		return (uint32_t)v;
-	};
+	using xiw::cli::uint_opt;
 	int ch;
 	bool client = false;
-	while ((ch = getopt_long(argc, argv, "a:c:b:p:t:m:s:n:w:VT:", longopts, nullptr)) != -1) {
+	while ((ch = getopt_long(argc, argv, "a:c:b:p:t:m:s:n:w:VT:h", longopts, nullptr)) != -1) {
 		switch (ch) {
 		case 'a':
 			o.server = true;
@@ -971,7 +1000,7 @@ int main(int argc, char **argv)
 			o.src = optarg;
 			break;
 		case 'p':
-			o.port = optarg;
+			o.port = std::to_string(uint_opt(kUsage, "-p", optarg, 1, 65535));
 			break;
 		case 't':
 			o.req.test = pick<Test>("test", optarg, { { "write", Test::write },
@@ -983,29 +1012,29 @@ int main(int argc, char **argv)
 						{ { "bw", Mode::bw }, { "lat", Mode::lat } });
 			break;
 		case 's':
-			o.req.size = num(optarg, kMaxSize);
+			o.req.size = (uint32_t)uint_opt(kUsage, "-s", optarg, 1, kMaxSize);
 			break;
 		case 'n':
-			o.req.iters = num(optarg, 100000000);
+			o.req.iters = (uint32_t)uint_opt(kUsage, "-n", optarg, 1, 100000000);
 			break;
 		case 'w':
-			o.req.window = num(optarg, 1024);
+			o.req.window = (uint32_t)uint_opt(kUsage, "-w", optarg, 1, 1024);
 			break;
 		case 'V':
 			o.req.verify = true;
 			break;
 		case 'T':
-			o.timeout_s = (int)num(optarg, 3600);
+			o.timeout_s = (int)uint_opt(kUsage, "-T", optarg, 1, 3600);
 			break;
+		case 'h':
+			xiw::cli::help(kUsage);
 		default:
-			usage();
+			xiw::cli::usage_error(kUsage, "");
 		}
 	}
-	if (optind != argc || o.server == client)
-		usage();
-	if (!o.req.size || !o.req.iters || !o.req.window)
-		die(2, "size, iterations and window must be at least 1");
-	if (o.timeout_s < 1)
-		o.timeout_s = 1;
+	if (o.server == client)
+		xiw::cli::usage_error(kUsage, "one of -a and -c");
+	if (optind != argc)
+		xiw::cli::usage_error(kUsage, std::string("unexpected argument '") + argv[optind] + "'");
 	return o.server ? serve(o) : run_client(o);
 }

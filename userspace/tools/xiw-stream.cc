@@ -58,6 +58,7 @@
 #include <string>
 #include <vector>
 
+#include "xiw_cli.h"
 #include "xiw_pattern.h"
 #include "xiw_verbs_util.h"
 
@@ -601,52 +602,91 @@ int client(Proc &p)
 	return p.ended_early && !p.o.faults ? 1 : 0;
 }
 
-void usage()
-{
-	std::fprintf(stderr,
-		     "usage: xiw-stream -a ADDR -n N [-p PORT] [-T SECS] [-F]\n"
-		     "       xiw-stream -c ADDR -n N [-p PORT] [-T SECS] [-F] [-d SECS] [-s SIZE]\n"
-		     "                  [-w WINDOW] [-b SRC] [-i FIRST] [-P SETUP]\n");
-	std::exit(2);
-}
-
-uint32_t num(const char *s, uint32_t lo, uint32_t hi)
-{
-	char *end;
-	unsigned long v = std::strtoul(s, &end, 0);
-	if (*end || v < lo || v > hi)
-		die(2, "%s: not a number in %u..%u", s, lo, hi);
-	return uint32_t(v);
-}
+const xiw::cli::Usage kUsage = {
+	"xiw-stream",
+	"usage: xiw-stream -a ADDR -n N [-p PORT] [-T SECS] [-F]\n"
+	"       xiw-stream -c ADDR -n N [-p PORT] [-T SECS] [-F] [-d SECS] [-s SIZE]\n"
+	"                  [-w WINDOW] [-b SRC] [-i FIRST] [-P SETUP]\n",
+	"NAME\n"
+	"    xiw-stream - many RDMA connections streaming verified Sends\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    xiw-stream -a ADDR -n N [-p PORT] [-T SECS] [-F]\n"
+	"    xiw-stream -c ADDR -n N [-p PORT] [-T SECS] [-F] [-d SECS] [-s SIZE]\n"
+	"               [-w WINDOW] [-b SRC] [-i FIRST] [-P SETUP]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    The load and fault tests' traffic.  The client opens N connections\n"
+	"    through librdmacm and for -d seconds keeps up to WINDOW Sends of\n"
+	"    SIZE bytes in flight on each; every message carries the connection\n"
+	"    and its sequence number and a pattern made of both.  The server\n"
+	"    checks every byte and that no connection's sequence has a gap, a\n"
+	"    duplicate or a reordering, and acknowledges every WINDOW-th\n"
+	"    message, so no Send meets an empty receive queue.  At the end the\n"
+	"    client prints \"sent M messages on N connections\" and the server,\n"
+	"    once all N connections it expects are gone, \"received M messages\n"
+	"    on N connections, B bad\".\n"
+	"\n"
+	"OPTIONS\n"
+	"    -a ADDR    serve on ADDR (an address of the RDMA device)\n"
+	"    -c ADDR    connect to the server at ADDR\n"
+	"    -n N       connections, 1..65536 (the server: how many to expect)\n"
+	"    -p PORT    port, 1..65535 (default 18800)\n"
+	"    -T SECS    everything must end within SECS, 1..86400 (default 120)\n"
+	"    -F         faults expected: a connection may end early (flush,\n"
+	"               disconnect, the device going away); that counts as\n"
+	"               \"ended early\", not as a failure, while what arrived\n"
+	"               must still be intact and in order\n"
+	"    -d SECS    client: stream for SECS, 0..86400 (default 10)\n"
+	"    -s SIZE    client: message size, 16..1048576 bytes (default 4096)\n"
+	"    -w WINDOW  client: Sends in flight per connection, 1..256 (default 8)\n"
+	"    -b SRC     client: bind to the source address SRC\n"
+	"    -i FIRST   client: number the connections from FIRST, 0..2^30, so\n"
+	"               that several clients can share one server\n"
+	"    -P SETUP   client: connections being set up at once, 1..4096\n"
+	"               (default 64)\n"
+	"    -h, --help this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 nothing lost or wrong, 1 otherwise, 2 bad usage or a setup error\n",
+};
 
 } // namespace
 
 int main(int argc, char **argv)
 {
+	using xiw::cli::uint_opt;
+	static const option longopts[] = {
+		{ "help", no_argument, nullptr, 'h' },
+		{ nullptr, 0, nullptr, 0 },
+	};
 	Proc p;
 	int opt;
 	bool have = false;
 
 	signal(SIGPIPE, SIG_IGN);
-	while ((opt = getopt(argc, argv, "a:c:n:p:T:Fd:s:w:b:i:P:")) != -1) {
+	while ((opt = getopt_long(argc, argv, "a:c:n:p:T:Fd:s:w:b:i:P:h", longopts, nullptr)) != -1) {
 		switch (opt) {
 		case 'a': p.o.server = true; p.o.addr = optarg; have = true; break;
 		case 'c': p.o.server = false; p.o.addr = optarg; have = true; break;
-		case 'n': p.o.n = num(optarg, 1, 65536); break;
-		case 'p': p.o.port = optarg; break;
-		case 'T': p.o.timeout = int(num(optarg, 1, 86400)); break;
+		case 'n': p.o.n = uint32_t(uint_opt(kUsage, "-n", optarg, 1, 65536)); break;
+		case 'p': p.o.port = std::to_string(uint_opt(kUsage, "-p", optarg, 1, 65535)); break;
+		case 'T': p.o.timeout = int(uint_opt(kUsage, "-T", optarg, 1, 86400)); break;
 		case 'F': p.o.faults = true; break;
-		case 'd': p.o.duration = int(num(optarg, 0, 86400)); break;
-		case 's': p.o.size = num(optarg, kHdr, 1u << 20); break;
-		case 'w': p.o.window = num(optarg, 1, 256); break;
+		case 'd': p.o.duration = int(uint_opt(kUsage, "-d", optarg, 0, 86400)); break;
+		case 's': p.o.size = uint32_t(uint_opt(kUsage, "-s", optarg, kHdr, 1u << 20)); break;
+		case 'w': p.o.window = uint32_t(uint_opt(kUsage, "-w", optarg, 1, 256)); break;
 		case 'b': p.o.src = optarg; break;
-		case 'i': p.o.first = num(optarg, 0, 1u << 30); break;
-		case 'P': p.o.setup = num(optarg, 1, 4096); break;
-		default: usage();
+		case 'i': p.o.first = uint32_t(uint_opt(kUsage, "-i", optarg, 0, 1u << 30)); break;
+		case 'P': p.o.setup = uint32_t(uint_opt(kUsage, "-P", optarg, 1, 4096)); break;
+		case 'h': xiw::cli::help(kUsage);
+		default: xiw::cli::usage_error(kUsage, "");
 		}
 	}
-	if (!have || optind != argc)
-		usage();
+	if (!have)
+		xiw::cli::usage_error(kUsage, "one of -a and -c");
+	if (optind != argc)
+		xiw::cli::usage_error(kUsage, std::string("unexpected argument '") + argv[optind] + "'");
 	p.deadline = Clock::now() + std::chrono::seconds(p.o.timeout);
 	p.ch = rdma_create_event_channel();
 	if (!p.ch)

@@ -57,6 +57,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
@@ -84,6 +85,7 @@
 #include <utility>
 #include <vector>
 
+#include "xiw_cli.h"
 #include "xiw_pattern.h"
 #include "xiw_verbs_util.h"
 
@@ -118,11 +120,49 @@ std::string fmt(const char *f, ...)
 	std::exit(1);
 }
 
-[[noreturn]] void usage(const char *why)
-{
-	std::fprintf(stderr, "%s: %s\nusage: %s [-p PORT] [-T TIMEOUT_SECS] ADDR\n", prog, why, prog);
-	std::exit(2);
-}
+const xiw::cli::Usage kUsage = {
+	"xiw-target",
+	"usage: xiw-target [-p PORT] [-T TIMEOUT_SECS] ADDR\n",
+	"NAME\n"
+	"    xiw-target - a scriptable RDMA responder, driven line by line\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    xiw-target [-p PORT] [-T TIMEOUT_SECS] ADDR\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    The device's side of xiw-peer's conformance scenarios.  Listens on\n"
+	"    ADDR (an IPv4 or IPv6 literal of the RDMA device) and PORT through\n"
+	"    librdmacm, prints \"ready ADDR PORT\" and reads one command per line\n"
+	"    on stdin; each answers with one line, \"ok ...\" or \"err REASON\".\n"
+	"    Options follow a command's positional arguments as key=value;\n"
+	"    numbers are decimal or 0x hex, timeouts seconds.  One connection at\n"
+	"    a time, with regions rw, ro, wo, foreign (a second PD), dead (a\n"
+	"    stale STag), snd and rcv.  EOF or quit tears everything down.\n"
+	"\n"
+	"COMMANDS\n"
+	"    accept [ird=N] [ord=N] [recvs=N] [rlen=N] [reject=1] [pdata=HEX]\n"
+	"    connect ADDR PORT [ird=N] [ord=N] [recvs=N] [rlen=N] [qpn=N]\n"
+	"    idle [cqe=N]\n"
+	"    established, cmevent, async         [timeout=S]\n"
+	"    post send|send_inv|write|read LEN [off=O] [seed=S] [stag=X] [to=X]\n"
+	"        [inv=X] [id=N] [unsignaled=1] [solicited=1] [fence=1]\n"
+	"        [sges=N stride=B]\n"
+	"    post_recv N LEN\n"
+	"    poll N [timeout=S]\n"
+	"    dereg REGION [timeout=S]\n"
+	"    check|fill REGION OFF LEN SEED [first=F]\n"
+	"    state, disconnect, close, quit\n"
+	"    (userspace/tools/xiw-target.cc says what each answers)\n"
+	"\n"
+	"OPTIONS\n"
+	"    -p PORT          port, 1..65535 (default 18700)\n"
+	"    -T TIMEOUT_SECS  default timeout of the commands that wait,\n"
+	"                     0..86400 seconds, fractions allowed (default 10)\n"
+	"    -h, --help       this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 after EOF or quit, 1 a setup error, 2 bad usage\n",
+};
 
 // The error of a call that returns an errno value, or -1 and sets errno.
 int err_of(int rv) { return rv > 0 ? rv : errno; }
@@ -209,25 +249,22 @@ std::string name_of(std::span<const Name> table, int v, const char *fallback)
 // @s as a number of at most @max: decimal, or hex after 0x.
 bool parse_num(const std::string &s, uint64_t max, uint64_t *v)
 {
-	bool hex = s.starts_with("0x") || s.starts_with("0X");
-	size_t start = hex ? 2 : 0;
-	if (s.size() == start ||
-	    s.find_first_not_of(hex ? "0123456789abcdefABCDEF" : "0123456789", start) != s.npos)
-		return false;
-	errno = 0;
-	*v = std::strtoull(s.c_str() + start, nullptr, hex ? 16 : 10);
-	return !errno && *v <= max;
+	auto r = xiw::cli::parse_uint(s, 0, max);
+
+	if (r)
+		*v = *r;
+	return r.has_value();
 }
 
 // @s as seconds, fractional allowed (as printf's %g writes them), at
 // most a day.
 bool parse_secs(const std::string &s, double *v)
 {
-	if (s.empty() || s.find_first_not_of("0123456789.eE+-") != s.npos)
-		return false;
-	char *end;
-	*v = std::strtod(s.c_str(), &end);
-	return end == s.c_str() + s.size() && *v >= 0 && *v <= 86400;
+	auto r = xiw::cli::parse_double(s, 0, 86400);
+
+	if (r)
+		*v = *r;
+	return r.has_value();
 }
 
 // A response that ends a command early: a usage error, no connection.
@@ -974,7 +1011,7 @@ sockaddr_storage parse_addr(const char *addr, unsigned port)
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
 	if (getaddrinfo(addr, std::to_string(port).c_str(), &hints, &res))
-		usage("ADDR must be an IPv4 or IPv6 literal");
+		xiw::cli::usage_error(kUsage, "ADDR must be an IPv4 or IPv6 literal");
 	sockaddr_storage ss = {};
 	std::memcpy(&ss, res->ai_addr, std::min<size_t>(res->ai_addrlen, sizeof ss));
 	freeaddrinfo(res);
@@ -985,18 +1022,24 @@ sockaddr_storage parse_addr(const char *addr, unsigned port)
 
 int main(int argc, char **argv)
 {
+	static const option longopts[] = {
+		{ "help", no_argument, nullptr, 'h' },
+		{ nullptr, 0, nullptr, 0 },
+	};
 	uint64_t port = 18700;
 	double timeout = 10;
-	for (int ch; (ch = getopt(argc, argv, "p:T:")) != -1;) {
-		if (ch == 'p' && (!parse_num(optarg, 65535, &port) || !port))
-			usage("bad port");
-		else if (ch == 'T' && !parse_secs(optarg, &timeout))
-			usage("bad timeout");
-		else if (ch != 'p' && ch != 'T')
-			usage("unknown option");
+	for (int ch; (ch = getopt_long(argc, argv, "p:T:h", longopts, nullptr)) != -1;) {
+		if (ch == 'p')
+			port = xiw::cli::uint_opt(kUsage, "-p", optarg, 1, 65535);
+		else if (ch == 'T')
+			timeout = xiw::cli::secs_opt(kUsage, "-T", optarg, 0, 86400);
+		else if (ch == 'h')
+			xiw::cli::help(kUsage);
+		else
+			xiw::cli::usage_error(kUsage, "");
 	}
 	if (optind != argc - 1)
-		usage("one ADDR wanted");
+		xiw::cli::usage_error(kUsage, "one ADDR wanted");
 	const char *addr = argv[optind];
 	sockaddr_storage ss = parse_addr(addr, unsigned(port));
 

@@ -16,6 +16,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/siw-abi.h>
 
+#include <getopt.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -31,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "xiw_cli.h"
 #include "xiw_ktap.h"
 #include "xiw_verbs_util.h"
 
@@ -653,19 +655,51 @@ void test_churn()
 	});
 }
 
+const xiw::cli::Usage kUsage = {
+	"xiw-verbs-test",
+	"usage: xiw-verbs-test [-d DEV]\n",
+	"NAME\n"
+	"    xiw-verbs-test - verbs conformance of an xiw device through libsiw\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    xiw-verbs-test [-d DEV]\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Drives the device through rdma-core's unmodified libsiw provider:\n"
+	"    PDs, memory registration (access flag combinations), CQ sizes and\n"
+	"    limits, QP capability rounding and limits, the mapped receive and\n"
+	"    send rings, flushing on ERROR, completion channel events, SRQs and\n"
+	"    QPs on them, and a few hundred queues in one context.  Output is\n"
+	"    KTAP.\n"
+	"\n"
+	"OPTIONS\n"
+	"    -d DEV      the RDMA device (default xiw0)\n"
+	"    -h, --help  this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0 every case passed, 1 otherwise, 2 bad usage, 4 (skip) the device\n"
+	"    does not exist\n",
+};
+
 } // namespace
 
 int main(int argc, char **argv)
 {
+	static const option longopts[] = {
+		{ "help", no_argument, nullptr, 'h' },
+		{ nullptr, 0, nullptr, 0 },
+	};
 	std::string name = "xiw0";
-	for (int opt; (opt = getopt(argc, argv, "d:")) != -1;) {
+	for (int opt; (opt = getopt_long(argc, argv, "d:h", longopts, nullptr)) != -1;) {
 		if (opt == 'd')
 			name = optarg;
-		else {
-			std::fprintf(stderr, "usage: %s [-d DEV]\n", argv[0]);
-			return 2;
-		}
+		else if (opt == 'h')
+			xiw::cli::help(kUsage);
+		else
+			xiw::cli::usage_error(kUsage, "");
 	}
+	if (optind != argc)
+		xiw::cli::usage_error(kUsage, std::string("unexpected argument '") + argv[optind] + "'");
 
 	std::printf("KTAP version 1\n");
 	int num = 0;

@@ -4,12 +4,15 @@
 // through nlohmann-json, the markdown tables, and the gnuplot data and
 // script, run by gnuplot itself without a shell.
 #include "xiw_bench_report.h"
+#include "xiw_cli.h"
 
 #include <spawn.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cfloat>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -273,19 +276,22 @@ bool parse(const std::string &path, Data *d, std::string *why)
 			       std::to_string(f.size());
 			return false;
 		}
-		long size = std::strtol(f[2].c_str(), nullptr, 10);
-		int rep = std::atoi(f[3].c_str());
+		auto size = xiw::cli::parse_uint(f[2], 0, LONG_MAX);
+		auto rep = xiw::cli::parse_uint(f[3], 0, INT_MAX);
+		if (!size || !rep) {
+			*why = path + ":" + std::to_string(lineno) + ": size and repetition must be numbers";
+			return false;
+		}
 		if (f[4] == "fail") {
-			d->failures.push_back({ f[0], f[1], f[5], size, rep });
+			d->failures.push_back({ f[0], f[1], f[5], long(*size), int(*rep) });
 			continue;
 		}
-		char *end = nullptr;
-		double v = std::strtod(f[5].c_str(), &end);
-		if (end == f[5].c_str() || !std::isfinite(v)) {
+		auto v = xiw::cli::parse_double(f[5], -DBL_MAX, DBL_MAX);
+		if (!v) {
 			*why = path + ":" + std::to_string(lineno) + ": not a number: " + f[5];
 			return false;
 		}
-		d->values[{ f[0], f[1], f[4], size }].push_back(v);
+		d->values[{ f[0], f[1], f[4], long(*size) }].push_back(*v);
 	}
 	return true;
 }
