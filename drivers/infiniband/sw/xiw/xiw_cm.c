@@ -1013,7 +1013,7 @@ static int xiw_cep_start_connect(struct xiw_cep *cep)
 	}
 	if (!cep->cfg.nagle)
 		tcp_sock_set_nodelay(sock->sk);
-	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
+	rv = kernel_bind(sock, xiw_sockaddr(laddr), alen);
 	if (rv)
 		goto err_release;
 
@@ -1027,7 +1027,7 @@ static int xiw_cep_start_connect(struct xiw_cep *cep)
 	 */
 	cep->cb_quiet = true;
 	xiw_cep_sock_attach(cep, sock, NULL);
-	rv = kernel_connect(sock, (struct sockaddr *)raddr, alen, O_NONBLOCK);
+	rv = kernel_connect(sock, xiw_sockaddr(raddr), alen, O_NONBLOCK);
 	write_lock_bh(&sock->sk->sk_callback_lock);
 	cep->cb_quiet = false;
 	write_unlock_bh(&sock->sk->sk_callback_lock);
@@ -1647,7 +1647,7 @@ int xiw_create_listen(struct iw_cm_id *id, int backlog)
 		if (rv)
 			goto err_sock;
 	}
-	rv = kernel_bind(sock, (struct sockaddr *)laddr, alen);
+	rv = kernel_bind(sock, xiw_sockaddr(laddr), alen);
 	if (rv)
 		goto err_sock;
 	rv = kernel_listen(sock, backlog);

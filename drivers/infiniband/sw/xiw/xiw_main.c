@@ -51,6 +51,10 @@ static void xiw_dealloc_driver(struct ib_device *ibdev);
 
 /* create_cq's signature differs between kernels: see compat/. */
 XIW_COMPAT_CREATE_CQ(xiw_create_cq, xiw_create_cq_impl)
+/* So does reg_user_mr's. */
+XIW_COMPAT_REG_USER_MR(xiw_reg_user_mr, xiw_reg_user_mr_impl)
+/* Port events come from xiw_netdev_event() alone. */
+XIW_COMPAT_REPORT_PORT_EVENT
 
 static const struct ib_device_ops xiw_device_ops = {
 	.owner = THIS_MODULE,
@@ -104,6 +108,7 @@ static const struct ib_device_ops xiw_device_ops = {
 	.query_qp = xiw_query_qp,
 	.query_srq = xiw_query_srq,
 	.reg_user_mr = xiw_reg_user_mr,
+	XIW_COMPAT_OP_REPORT_PORT_EVENT
 	.req_notify_cq = xiw_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, xiw_cq, base_cq),
@@ -294,14 +299,11 @@ static int xiw_newlink(const char *ibdev_name, struct net_device *ndev)
 				    ibdev_name, ndev->name, ndev->type);
 		return -EINVAL;
 	}
-	other = ib_device_get_by_name(ibdev_name, RDMA_DRIVER_UNKNOWN);
-	if (other) {
-		ib_device_put(other);
-		pr_warn_ratelimited("device name %s is already in use\n",
-				    ibdev_name);
-		return -EEXIST;
-	}
-	/* Catches xiw and in-tree siw devices alike (same driver id). */
+	/*
+	 * A name another device has is refused by ib_register_device()
+	 * (-ENFILE, returned as -EEXIST below).  This catches xiw and in-tree
+	 * siw devices alike (same driver id).
+	 */
 	other = ib_device_get_by_netdev(ndev, RDMA_DRIVER_SIW);
 	if (other) {
 		pr_warn_ratelimited("%s: netdev %s already has the iWARP device %s\n",
@@ -343,6 +345,12 @@ static int xiw_newlink(const char *ibdev_name, struct net_device *ndev)
 		goto err_dealloc;
 
 	rv = ib_register_device(&xdev->base_dev, ibdev_name, NULL);
+	if (rv == -ENFILE) {
+		pr_warn_ratelimited("device name %s is already in use\n",
+				    ibdev_name);
+		rv = -EEXIST;
+		goto err_dealloc;
+	}
 	if (rv) {
 		pr_warn_ratelimited("%s: registration failed: %d\n",
 				    ibdev_name, rv);

@@ -188,7 +188,7 @@ static int xiw_mr_umem_pages(struct xiw_mr *mr)
 }
 
 /**
- * xiw_reg_user_mr - register user memory (libsiw reg_mr ABI)
+ * xiw_reg_user_mr_impl - register user memory (libsiw reg_mr ABI)
  * @pd: protection domain
  * @start: user address of the memory
  * @len: length in bytes
@@ -196,11 +196,13 @@ static int xiw_mr_umem_pages(struct xiw_mr *mr)
  * @access: IB_ACCESS_* flags
  * @udata: struct xiw_ureq_reg_mr in (stag_key), struct xiw_uresp_reg_mr out
  *
+ * Called through the compat adapter XIW_COMPAT_REG_USER_MR (xiw_main.c).
+ *
  * Return: the MR or an ERR_PTR: -EINVAL for a bad length or flags,
  * -ENOMEM over the MR limit, or the error of pinning the pages.
  */
-struct ib_mr *xiw_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
-			      u64 va, int access, struct ib_udata *udata)
+struct ib_mr *xiw_reg_user_mr_impl(struct ib_pd *pd, u64 start, u64 len,
+				   u64 va, int access, struct ib_udata *udata)
 {
 	struct xiw_ureq_reg_mr ureq = {};
 	struct xiw_uresp_reg_mr uresp = {};
@@ -225,7 +227,7 @@ struct ib_mr *xiw_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
 	if (udata && udata->outlen && udata->outlen < sizeof(uresp))
 		return ERR_PTR(-EINVAL);
 
-	umem = ib_umem_get(pd->device, start, len, access);
+	umem = xiw_umem_get(pd->device, start, len, access);
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);
 

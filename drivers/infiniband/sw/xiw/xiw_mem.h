@@ -110,8 +110,8 @@ static inline struct xiw_mr *to_xiw_mr(struct ib_mr *mr)
 
 /* Verbs (xiw_mem.c) */
 struct ib_mr *xiw_get_dma_mr(struct ib_pd *pd, int access);
-struct ib_mr *xiw_reg_user_mr(struct ib_pd *pd, u64 start, u64 len,
-			      u64 va, int access, struct ib_udata *udata);
+struct ib_mr *xiw_reg_user_mr_impl(struct ib_pd *pd, u64 start, u64 len,
+				   u64 va, int access, struct ib_udata *udata);
 struct ib_mr *xiw_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 			   u32 max_num_sg);
 int xiw_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,

@@ -19,6 +19,17 @@
 #endif
 
 /*
+ * The address argument of kernel_bind() and kernel_connect():
+ * xiw_sockaddr(a) converts a struct sockaddr_storage * (or sockaddr_in*)
+ * to the pointer type the target kernel's prototypes take.
+ */
+#ifdef XIW_HAVE_SOCKADDR_UNSIZED
+#define xiw_sockaddr(a)		((struct sockaddr_unsized *)(a))
+#else
+#define xiw_sockaddr(a)		((struct sockaddr *)(a))
+#endif
+
+/*
  * Verbs helpers.  These are macros only; they expand in files that include
  * <rdma/ib_verbs.h> and <rdma/uverbs_ioctl.h> themselves, so this header
  * stays cheap for the objects that do not.
@@ -43,6 +54,62 @@ static int name(struct ib_cq *cq, const struct ib_cq_init_attr *attr,		\
 {										\
 	return impl(cq, attr, udata);						\
 }
+#endif
+
+/*
+ * XIW_COMPAT_REG_USER_MR(name, impl): define the reg_user_mr op @name with
+ * the target kernel's signature, calling
+ *	struct ib_mr *impl(struct ib_pd *, u64 start, u64 len, u64 virt,
+ *			   int access, struct ib_udata *)
+ * xiw has no use for a DMA handle (it does no DMA); one given is refused.
+ */
+#ifdef XIW_HAVE_REG_USER_MR_DMAH
+#define XIW_COMPAT_REG_USER_MR(name, impl)					\
+static struct ib_mr *name(struct ib_pd *pd, u64 start, u64 len, u64 virt,	\
+			  int access, struct ib_dmah *dmah,			\
+			  struct ib_udata *udata)				\
+{										\
+	if (dmah)								\
+		return ERR_PTR(-EOPNOTSUPP);					\
+	return impl(pd, start, len, virt, access, udata);			\
+}
+#else
+#define XIW_COMPAT_REG_USER_MR(name, impl)					\
+static struct ib_mr *name(struct ib_pd *pd, u64 start, u64 len, u64 virt,	\
+			  int access, struct ib_udata *udata)			\
+{										\
+	return impl(pd, start, len, virt, access, udata);			\
+}
+#endif
+
+/*
+ * Port events.  xiw raises IB_EVENT_PORT_ACTIVE/PORT_ERR from its own
+ * netdev notifier on every kernel.  A core that raises them itself for
+ * drivers without report_port_event gets one that does nothing, so that
+ * each change is reported once.  XIW_COMPAT_REPORT_PORT_EVENT defines it
+ * (xiw_compat_report_port_event); XIW_COMPAT_OP_REPORT_PORT_EVENT is its
+ * ib_device_ops initializer.  Both are empty where the op does not exist.
+ */
+#ifdef XIW_HAVE_REPORT_PORT_EVENT
+#define XIW_COMPAT_REPORT_PORT_EVENT						\
+static void xiw_compat_report_port_event(struct ib_device *ibdev,		\
+					 struct net_device *ndev,		\
+					 unsigned long event)			\
+{										\
+}
+
+#define XIW_COMPAT_OP_REPORT_PORT_EVENT						\
+	.report_port_event = xiw_compat_report_port_event,
+#else
+#define XIW_COMPAT_REPORT_PORT_EVENT
+#define XIW_COMPAT_OP_REPORT_PORT_EVENT
+#endif
+
+/* xiw_umem_get(): pin a user virtual range (<rdma/ib_umem.h>). */
+#ifdef XIW_HAVE_UMEM_GET_VA
+#define xiw_umem_get(dev, addr, size, access)	ib_umem_get_va(dev, addr, size, access)
+#else
+#define xiw_umem_get(dev, addr, size, access)	ib_umem_get(dev, addr, size, access)
 #endif
 
 /*

@@ -15,6 +15,8 @@
 
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -287,6 +289,31 @@ out_free:
 	return rv;
 }
 
+/*
+ * The RDMA device called @name that has a netdev in the initial network
+ * namespace, with a reference.  Found through the netdevs: the RDMA core
+ * has no exported lookup by name on every kernel (7.x has none).
+ */
+static struct ib_device *xiw_selftest_get_dev(const char *name)
+{
+	struct ib_device *ibdev, *found = NULL;
+	struct net_device *ndev;
+
+	rtnl_lock();
+	for_each_netdev(&init_net, ndev) {
+		ibdev = ib_device_get_by_netdev(ndev, RDMA_DRIVER_SIW);
+		if (!ibdev)
+			continue;
+		if (!strcmp(dev_name(&ibdev->dev), name)) {
+			found = ibdev;
+			break;
+		}
+		ib_device_put(ibdev);
+	}
+	rtnl_unlock();
+	return found;
+}
+
 static int xiw_selftest_set(const char *val, const struct kernel_param *kp)
 {
 	char name[IB_DEVICE_NAME_MAX];
@@ -295,7 +322,7 @@ static int xiw_selftest_set(const char *val, const struct kernel_param *kp)
 
 	strscpy(name, val, sizeof(name));
 	strim(name);
-	ibdev = ib_device_get_by_name(name, RDMA_DRIVER_SIW);
+	ibdev = xiw_selftest_get_dev(name);
 	if (!ibdev)
 		return -ENODEV;
 	/* Only xiw's devices (in-tree siw shares the driver id). */
