@@ -830,7 +830,8 @@ u64 xiw_dev_tcp_retrans(struct xiw_device *xdev)
  */
 int xiw_conn_init(void)
 {
-	xiw_tx_wq = alloc_workqueue("xiw_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	xiw_tx_wq = alloc_workqueue("xiw_tx",
+				    WQ_HIGHPRI | WQ_MEM_RECLAIM | XIW_WQ_PERCPU, 0);
 	if (!xiw_tx_wq)
 		return -ENOMEM;
 	xiw_close_wq = alloc_workqueue("xiw_close", WQ_UNBOUND | WQ_MEM_RECLAIM,

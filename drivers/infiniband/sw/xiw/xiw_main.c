@@ -478,7 +478,8 @@ static int __init xiw_init(void)
 	rv = xiw_offload_init();
 	if (rv)
 		return rv;
-	xiw_cq_wq = alloc_workqueue("xiw_cq", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	xiw_cq_wq = alloc_workqueue("xiw_cq",
+				    WQ_HIGHPRI | WQ_MEM_RECLAIM | XIW_WQ_PERCPU, 0);
 	if (!xiw_cq_wq)
 		return -ENOMEM;
 	rv = xiw_conn_init();

@@ -30,6 +30,17 @@
 #endif
 
 /*
+ * XIW_WQ_PERCPU: the flag of a per-CPU workqueue where kernels have one
+ * (without it or WQ_UNBOUND, 7.x's alloc_workqueue() warns); 0 where a
+ * workqueue is per-CPU unless WQ_UNBOUND.
+ */
+#ifdef XIW_HAVE_WQ_PERCPU
+#define XIW_WQ_PERCPU		WQ_PERCPU
+#else
+#define XIW_WQ_PERCPU		0
+#endif
+
+/*
  * Verbs helpers.  These are macros only; they expand in files that include
  * <rdma/ib_verbs.h> and <rdma/uverbs_ioctl.h> themselves, so this header
  * stays cheap for the objects that do not.
