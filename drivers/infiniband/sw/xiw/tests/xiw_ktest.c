@@ -16,6 +16,7 @@
 #define pr_fmt(fmt) "xiw_ktest: " fmt
 
 #include <linux/completion.h>
+#include <linux/gfp.h>
 #include <linux/inet.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -588,8 +589,16 @@ static void xkt_steps(struct xkt *t)
 	pages = kcalloc(XKT_PAGES, sizeof(*pages), GFP_KERNEL);
 	if (!pages)
 		return;
+	/*
+	 * The client's buffer comes from the page allocator as compound
+	 * pages, which TCP can hold references on, so that the 1 MiB Write
+	 * goes out zero-copy.  kmalloc() memory of this size cannot: 7.x
+	 * hands out large kmalloc() pages frozen (page_count() 0), which
+	 * sendpage_ok() refuses.
+	 */
 	for (i = 0; i < XKT_SGES; i++) {
-		chunk[i] = kmalloc(XKT_CHUNK, GFP_KERNEL);
+		chunk[i] = (u8 *)__get_free_pages(GFP_KERNEL | __GFP_COMP,
+						  get_order(XKT_CHUNK));
 		if (!chunk[i])
 			goto out;
 	}
@@ -813,7 +822,7 @@ out:
 	kfree(rd);
 	kfree(rbuf);
 	for (i = 0; i < XKT_SGES; i++)
-		kfree(chunk[i]);
+		free_pages((unsigned long)chunk[i], get_order(XKT_CHUNK));
 }
 
 static int xkt_parse(const char *s, struct sockaddr_storage *ss)
