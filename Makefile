@@ -53,7 +53,7 @@ modules:
 	tests/vm/build-module $(KVER) >/dev/null
 
 userspace:
-	cmake -S userspace -B $(USERSPACE_BUILD) >/dev/null
+	cmake -S userspace -B $(USERSPACE_BUILD) -DBUILD_TESTING=ON >/dev/null
 	$(MAKE) -C $(USERSPACE_BUILD) -j2 --no-print-directory
 
 unit: userspace

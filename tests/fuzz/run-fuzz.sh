@@ -16,8 +16,8 @@ cc=${CC:-clang}
 cxx=${CXX:-clang++}
 
 command -v "$cxx" >/dev/null || { echo "clang++ not found" >&2; exit 4; }
-echo "+ cmake -S $top/userspace -B $bdir -DXIW_FUZZ=ON"
-CC=$cc CXX=$cxx cmake -S "$top/userspace" -B "$bdir" -DXIW_FUZZ=ON \
+echo "+ cmake -S $top/userspace -B $bdir -DXIW_FUZZ=ON -DBUILD_TESTING=ON"
+CC=$cc CXX=$cxx cmake -S "$top/userspace" -B "$bdir" -DXIW_FUZZ=ON -DBUILD_TESTING=ON \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 echo "+ make -C $bdir -j2 fpdu_fuzzer mpa_fuzzer roundtrip_fuzzer"
 make -C "$bdir" -j2 fpdu_fuzzer mpa_fuzzer roundtrip_fuzzer >/dev/null
