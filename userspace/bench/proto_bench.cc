@@ -20,11 +20,11 @@
 // of the same size, measured in the same run. --benchmark_format=json (or
 // csv) prints the raw results only.
 //
-// The CRC is isa-l's, not the kernel's: on x86-64 the kernel's crc32c()
-// is crc32c-intel, which like isa-l's crc32_iscsi_01 runs three crc32
-// instruction streams joined with PCLMULQDQ (from 512 octets on); isa-l
-// picks a VPCLMULQDQ folding loop instead where the CPU has AVX-512,
-// which the pinned 6.1 and 6.12 kernels do not have.
+// The CRC is isa-l's, not the kernel's: on x86-64 the crc32c() of the
+// 6.1 and 6.12 kernels is crc32c-intel, which like isa-l's
+// crc32_iscsi_01 runs three crc32 instruction streams joined with
+// PCLMULQDQ (from 512 octets on); isa-l picks a VPCLMULQDQ folding loop
+// instead where the CPU has AVX-512, which crc32c-intel does not use.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
