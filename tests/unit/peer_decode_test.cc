@@ -662,35 +662,45 @@ Bytes LinkFrame(const PcapRow &c, const Pkt &p)
 	return f;
 }
 
+// @v appended to @b in a capture file's byte order.
+void Put16(Bytes &b, u16 v, bool big_endian)
+{
+	if (big_endian) {
+		Be16(b, v);
+	} else {
+		b.push_back(u8(v));
+		b.push_back(u8(v >> 8));
+	}
+}
+
+void Put32(Bytes &b, u32 v, bool big_endian)
+{
+	if (big_endian) {
+		Be32(b, v);
+	} else {
+		Put16(b, u16(v), false);
+		Put16(b, u16(v >> 16), false);
+	}
+}
+
+// The capture file's link-layer type of @l.
+u32 LinkType(Link l)
+{
+	switch (l) {
+	case Link::Sll: return 113;
+	case Link::Sll2: return 276;
+	case Link::Raw: return 101;
+	default: return 1;	// Ethernet, with or without a VLAN tag
+	}
+}
+
 // @snaplen: frames are stored cut to this many octets
 Bytes PcapFile(const PcapRow &c, const std::vector<Pkt> &pkts, u32 snaplen = 262144)
 {
 	Bytes f;
-	auto w16 = [&](u16 v) {
-		if (c.big_endian) {
-			Be16(f, v);
-		} else {
-			f.push_back(u8(v));
-			f.push_back(u8(v >> 8));
-		}
-	};
-	auto w32 = [&](u32 v) {
-		if (c.big_endian) {
-			Be32(f, v);
-		} else {
-			w16(u16(v));
-			w16(u16(v >> 16));
-		}
-	};
-	u32 link = 1;
-
-	switch (c.link) {
-	case Link::Eth:
-	case Link::EthVlan: link = 1; break;
-	case Link::Sll: link = 113; break;
-	case Link::Sll2: link = 276; break;
-	case Link::Raw: link = 101; break;
-	}
+	auto w16 = [&](u16 v) { Put16(f, v, c.big_endian); };
+	auto w32 = [&](u32 v) { Put32(f, v, c.big_endian); };
+	u32 link = LinkType(c.link);
 	w32(c.nsec ? 0xa1b23c4d : 0xa1b2c3d4);
 	w16(2);
 	w16(4);
@@ -717,22 +727,7 @@ Bytes PcapFile(const PcapRow &c, const std::vector<Pkt> &pkts, u32 snaplen = 262
 Bytes PcapngFile(const PcapRow &c, const std::vector<Pkt> &pkts, u32 snaplen = 262144)
 {
 	Bytes f;
-	auto w16 = [&](u16 v) {
-		if (c.big_endian) {
-			Be16(f, v);
-		} else {
-			f.push_back(u8(v));
-			f.push_back(u8(v >> 8));
-		}
-	};
-	auto w32 = [&](u32 v) {
-		if (c.big_endian) {
-			Be32(f, v);
-		} else {
-			w16(u16(v));
-			w16(u16(v >> 16));
-		}
-	};
+	auto w32 = [&](u32 v) { Put32(f, v, c.big_endian); };
 	// A block of @type around @body (padded to 4 octets).
 	auto block = [&](u32 type, Bytes body) {
 		body.resize((body.size() + 3) / 4 * 4, 0);
@@ -743,25 +738,12 @@ Bytes PcapngFile(const PcapRow &c, const std::vector<Pkt> &pkts, u32 snaplen = 2
 	};
 	// Fields of a block body, in the row's byte order.
 	auto field = [&](Bytes &b, u32 v, int octets) {
-		Bytes save;
-
-		save.swap(f);
 		if (octets == 2)
-			w16(u16(v));
+			Put16(b, u16(v), c.big_endian);
 		else
-			w32(v);
-		save.swap(f);
-		b.insert(b.end(), save.begin(), save.end());
+			Put32(b, v, c.big_endian);
 	};
-	u32 link = 1;
-
-	switch (c.link) {
-	case Link::Eth:
-	case Link::EthVlan: link = 1; break;
-	case Link::Sll: link = 113; break;
-	case Link::Sll2: link = 276; break;
-	case Link::Raw: link = 101; break;
-	}
+	u32 link = LinkType(c.link);
 
 	Bytes shb, idb;
 
