@@ -17,10 +17,15 @@
 #            xfail CMD... expects CMD to fail.
 # Waiting:   wait_for TIMEOUT CMD... polls CMD every 0.1 s for TIMEOUT s;
 #            xiw_sleep SECONDS sleeps without starting a process.
-# Objects:   add_dummy, add_veth, setup_ns, xiw_add (xiw_on_dummies) record
-#            what they create;
+# Objects:   add_dummy, add_veth, setup_ns, xiw_ns_pair, xiw_ns_veth,
+#            xiw_add (xiw_on_dummies) record what they create;
 #            cleanup (also the EXIT trap) deletes it.  need_module loads a
 #            module only if it is missing and unloads only those at exit.
+# Processes: bg_run VAR CMD... / bg_add PID... record background
+#            processes; bg_wait PID waits for one; stop_bg [-SIG] [PID...]
+#            stops them.  cleanup stops whatever a case left running when
+#            it ends, before its objects go: scripts set no trap for it.
+# Sockets:   listening PORT [NETNS], not_listening PORT [NETNS].
 
 WAIT_TIMEOUT=${WAIT_TIMEOUT:-20}	# TCG guests are slow
 IBDIR=/sys/class/infiniband
@@ -37,6 +42,7 @@ KTAP_PLAN=
 XIW_TMP=$(mktemp -d "${TMPDIR:-/tmp}/xiw-selftest.XXXXXX")
 : >"$XIW_TMP/objects"	# "kind name" lines, removed after each case
 : >"$XIW_TMP/modules"	# modules we loaded, unloaded at exit
+: >"$XIW_TMP/bg"	# pids of background processes, stopped by stop_bg
 trap 'cleanup_all' EXIT
 
 ktap_header() { echo "KTAP version 1"; }
@@ -155,6 +161,125 @@ wait_for() {
 		fi
 		xiw_sleep 0.1
 	done
+}
+
+# listening PORT [NETNS]: a TCP socket listens on PORT, in the network
+# namespace NETNS if given, else in the caller's.
+listening() {
+	if [ -n "${2:-}" ]; then
+		ip netns exec "$2" ss -Hltn "sport = :$1" | grep -q .
+	else
+		ss -Hltn "sport = :$1" | grep -q .
+	fi
+}
+
+# not_listening PORT [NETNS]: no TCP socket listens there (any more).
+not_listening() { ! listening "$@"; }
+
+# The background processes of a test are recorded, one pid a line, in
+# $XIW_TMP/bg: a file, not a variable, because a case runs in a subshell
+# (and may start processes in subshells of its own) while cleanup, which
+# stops what is left, runs in the script's shell after the case.  No EXIT
+# trap stops them in the case's subshell: a shell with an EXIT trap
+# catches SIGTERM, so does a child it has forked until that child execs,
+# and a SIGTERM caught then is lost (bash 5.2; a few kills in a thousand
+# sent right after the fork), leaving a `wait` for the child hanging.
+
+# bg_add PID...: record processes started in the background otherwise
+# (a coproc, `CMD &` where bg_run does not fit).
+bg_add() { printf '%s\n' "$@" >>"$XIW_TMP/bg"; }
+
+# bg_run VAR CMD...: CMD in the background, recorded; its pid into VAR.
+# Redirections given to bg_run apply to CMD.  (Odd local names: they must
+# not shadow the caller's VAR.)
+bg_run() {
+	local _br_var=$1
+	shift
+	"$@" &
+	bg_add "$!"
+	printf -v "$_br_var" '%s' "$!"
+}
+
+# bg_forget PID...: drop PIDs from the record.
+bg_forget() {
+	local _bf_p _bf_q
+	local -a _bf_all _bf_keep=()
+	mapfile -t _bf_all <"$XIW_TMP/bg"
+	for _bf_p in "${_bf_all[@]}"; do
+		for _bf_q in "$@"; do
+			[ "$_bf_p" != "$_bf_q" ] || continue 2
+		done
+		[ -z "$_bf_p" ] || _bf_keep+=("$_bf_p")
+	done
+	if ((${#_bf_keep[@]})); then
+		printf '%s\n' "${_bf_keep[@]}" >"$XIW_TMP/bg"
+	else
+		: >"$XIW_TMP/bg"
+	fi
+}
+
+# bg_running PID: PID exists and is not a zombie (/proc/PID/stat's state,
+# the word after the command name's closing parenthesis).
+bg_running() {
+	local _st
+	{ read -r _st <"/proc/$1/stat"; } 2>/dev/null || return 1
+	_st=${_st##*) }
+	[ "${_st%% *}" != Z ]
+}
+
+# bg_wait PID: wait for PID (a child of this shell) to end by itself and
+# forget it; returns its exit status.
+bg_wait() {
+	local _bw_rc=0
+	wait "$1" || _bw_rc=$?
+	bg_forget "$1"
+	return "$_bw_rc"
+}
+
+# stop_bg [-SIGNAL] [PID...]: send SIGNAL (TERM if not given) to each PID,
+# or to every recorded process, wait until each has ended and forget it.
+# A child of this shell is reaped by `wait`, as long as it takes; any
+# other (a case's, once its subshell has exited: init reaps it) is polled
+# until it is gone or a zombie (its files and memory released), killed
+# with SIGKILL after WAIT_TIMEOUT seconds, and given up on with a
+# diagnostic after as many again.  Always succeeds: a process that has
+# ended already is no error (callers that mind check with `kill -0`
+# first); every command that may fail is guarded, for callers under
+# `set -e`.
+stop_bg() {
+	local _sb_sig=TERM _sb_p _sb_end _sb_killed
+	local -a _sb_pids
+	if [[ ${1:-} == -* ]]; then
+		_sb_sig=${1#-}
+		shift
+	fi
+	if (($#)); then
+		_sb_pids=("$@")
+	else
+		mapfile -t _sb_pids <"$XIW_TMP/bg" || :
+	fi
+	((${#_sb_pids[@]})) || return 0
+	for _sb_p in "${_sb_pids[@]}"; do
+		[ -z "$_sb_p" ] || kill -s "$_sb_sig" "$_sb_p" 2>/dev/null || :
+	done
+	for _sb_p in "${_sb_pids[@]}"; do
+		[ -n "$_sb_p" ] || continue
+		wait "$_sb_p" 2>/dev/null || :
+		_sb_end=$((EPOCHSECONDS + WAIT_TIMEOUT)) _sb_killed=0
+		while bg_running "$_sb_p"; do
+			if ((EPOCHSECONDS >= _sb_end)); then
+				if ((_sb_killed)); then
+					echo "# stop_bg: pid $_sb_p survived SIGKILL"
+					break
+				fi
+				echo "# stop_bg: pid $_sb_p outlived SIG$_sb_sig, killing it"
+				kill -s KILL "$_sb_p" 2>/dev/null || :
+				_sb_end=$((EPOCHSECONDS + WAIT_TIMEOUT)) _sb_killed=1
+			fi
+			xiw_sleep 0.1
+		done
+	done
+	bg_forget "${_sb_pids[@]}"
 }
 
 record() { echo "$*" >>"$XIW_TMP/objects"; }
@@ -285,13 +410,28 @@ xiw_ns_pair() {
 	wait_for "$WAIT_TIMEOUT" ibdev_exists "$6"
 }
 
+# xiw_ns_veth VAR IF PEER DEV: a new namespace (setup_ns VAR) and an up
+# veth pair IF/PEER whose end PEER is moved into it and set up there; the
+# xiw device DEV on PEER, added from inside the namespace.
+xiw_ns_veth() {
+	setup_ns "$1" || return 1
+	local _nv_ns=${!1}
+	add_veth "$2" "$3" || return 1
+	xrun ip link set "$3" netns "$_nv_ns" || return 1
+	xrun ip -n "$_nv_ns" link set "$3" up || return 1
+	xrun ip netns exec "$_nv_ns" rdma link add "$4" type xiw netdev "$3" || return 1
+	record rdma "$4"
+	wait_for "$WAIT_TIMEOUT" ibdev_exists "$4"
+}
+
 # capture_start NS IF FILE: dumpcap on IF in namespace NS into FILE
-# (classic pcap, whole packets, TCP only), in the background as CAP_PID.
+# (classic pcap, whole packets, TCP only), in the background as CAP_PID
+# (recorded: stop_bg ends a capture a failed case leaves behind).
 capture_start() {
 	rm -f "$3"
 	# A large kernel buffer: under TCG dumpcap falls behind a fast transfer.
-	ip netns exec "$1" dumpcap -i "$2" -f tcp -P -s 0 -B 64 -w "$3" >"$3.log" 2>&1 &
-	CAP_PID=$!
+	bg_run CAP_PID ip netns exec "$1" dumpcap -i "$2" -f tcp -P -s 0 -B 64 -w "$3" \
+		>"$3.log" 2>&1
 	wait_for 20 grep -q "Capturing on" "$3.log" ||
 		fail "dumpcap did not start: $(cat "$3.log")"
 }
@@ -299,15 +439,16 @@ capture_start() {
 # capture_stop: let the last packets in, end the capture.
 capture_stop() {
 	sleep 1
-	kill -INT "$CAP_PID" 2>/dev/null || true
-	wait "$CAP_PID" 2>/dev/null || true
+	stop_bg -INT "$CAP_PID"
 	CAP_PID=
 }
 
-# cleanup: remove the recorded objects, newest first, and forget them.
+# cleanup: stop the recorded background processes (stop_bg), then remove
+# the recorded objects, newest first, and forget them.
 cleanup() {
 	local kind name pids i
 	local -a objs
+	stop_bg
 	[ -s "$XIW_TMP/objects" ] || return 0
 	mapfile -t objs <"$XIW_TMP/objects"
 	for ((i = ${#objs[@]} - 1; i >= 0; i--)); do

@@ -30,7 +30,7 @@ A6=2001:db8:1::1
 B6=2001:db8:2::1
 PORT=7174
 TARGET=${XIW_TARGET:-$(cd "$(dirname "$0")/../.." && pwd)/build/userspace/tools/xiw-target}
-bg_pids=()
+rping_servers=()
 
 with_devs() {
 	add_dummy xcm0
@@ -41,26 +41,15 @@ with_devs() {
 	xrun ip addr add $B6/64 dev xcm1 nodad
 	xiw_add xa xcm0
 	xiw_add xb xcm1
-	trap stop_bg EXIT
 	"$@"
 }
 
-stop_bg() {
-	local p
-	for p in "${bg_pids[@]}"; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	bg_pids=()
-}
-
-listening() { ss -Hltn "sport = :$1" | grep -q .; }
-
-# rping_server ADDR [PORT]: a persistent rping server in the background.
+# rping_server ADDR [PORT]: a persistent rping server in the background
+# (in rping_servers, for server_alive).
 rping_server() {
-	local port=${2:-$PORT}
-	rping -s -P -a "$1" -p "$port" >"$XIW_TMP/server-$port.log" 2>&1 &
-	bg_pids+=($!)
+	local port=${2:-$PORT} pid
+	bg_run pid rping -s -P -a "$1" -p "$port" >"$XIW_TMP/server-$port.log" 2>&1
+	rping_servers+=("$pid")
 	wait_for "$WAIT_TIMEOUT" listening "$port" || fail "rping server on $1:$port not listening"
 }
 
@@ -73,7 +62,7 @@ peer() {
 
 server_alive() {
 	local p
-	for p in "${bg_pids[@]}"; do
+	for p in "${rping_servers[@]}"; do
 		kill -0 "$p" 2>/dev/null || fail "rping server died"
 	done
 }
@@ -158,9 +147,8 @@ t_two_listeners() {
 
 # rping_client_vs MODE MAXSECS: an rping client against mpa_peer.py serve.
 rping_client_vs() {
-	local mode=$1 max=$2 start secs out
-	$PEER serve $A4 $PORT --mode "$mode" --timeout 30 >"$XIW_TMP/peer.log" 2>&1 &
-	bg_pids+=($!)
+	local mode=$1 max=$2 start secs out pid
+	bg_run pid $PEER serve $A4 $PORT --mode "$mode" --timeout 30 >"$XIW_TMP/peer.log" 2>&1
 	wait_for "$WAIT_TIMEOUT" listening $PORT || fail "mpa_peer.py not listening"
 	start=$EPOCHSECONDS
 	echo "# + rping -c -a $A4 -I $B4 -p $PORT -C 1 -v"
@@ -168,8 +156,8 @@ rping_client_vs() {
 	secs=$((EPOCHSECONDS - start))
 	out=$(cat "$XIW_TMP/rping.out")
 	diag "$out" "rping client finished after ${secs}s"
-	wait "${bg_pids[-1]}" || { diag "$(cat "$XIW_TMP/peer.log")"; fail "mpa_peer.py serve --mode $mode"; }
-	unset 'bg_pids[-1]'
+	bg_wait "$pid" ||
+		{ diag "$(cat "$XIW_TMP/peer.log")"; fail "mpa_peer.py serve --mode $mode"; }
 	diag "$(cat "$XIW_TMP/peer.log")"
 	((secs <= max)) || fail "rping client took ${secs}s"
 	RPING_OUT=$out
@@ -217,7 +205,7 @@ t_foreign_qp() {
 	[ -x "$TARGET" ] || skip "$TARGET not built (make userspace)"
 	id -u nobody >/dev/null 2>&1 || skip "no user nobody"
 	coproc VICTIM { exec "$TARGET" -p 7190 $A4 2>&1; }
-	bg_pids+=($!)
+	bg_add $!
 	read -r -t 30 line <&"${VICTIM[0]}" || fail "the QP owner's xiw-target did not start"
 	[[ $line == ready* ]] || fail "xiw-target: $line"
 	echo idle >&"${VICTIM[1]}"
@@ -260,12 +248,10 @@ t_first_fpdu_responder() {
 # Device removal with a listener, a connection waiting for its MPA
 # Request, one waiting for accept and one established.
 t_link_del_busy() {
-	local p
+	local p pid
 	rping_server $A4
-	$PEER connect $A4 $PORT --send trunc --expect close --timeout 20 >/dev/null 2>&1 &
-	bg_pids+=($!)
-	rping -c -a $A4 -I $B4 -p $PORT -C 1000000 -S 64 >/dev/null 2>&1 &
-	bg_pids+=($!)
+	bg_run pid $PEER connect $A4 $PORT --send trunc --expect close --timeout 20 >/dev/null 2>&1
+	bg_run pid rping -c -a $A4 -I $B4 -p $PORT -C 1000000 -S 64 >/dev/null 2>&1
 	wait_for "$WAIT_TIMEOUT" sh -c "rdma res show cm_id | grep -q 'state CONNECT\|state ESTABLISHED'" || true
 	xrun rdma res show cm_id || true
 	rdma link del xa &
@@ -279,8 +265,6 @@ t_link_del_busy() {
 	stop_bg
 	xiw_del xb
 }
-
-trap 'stop_bg; cleanup_all' EXIT
 
 ktap_header
 ktap_plan 16

@@ -47,21 +47,6 @@ need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
 A=192.0.2.1
 B=192.0.2.2
 PARAMS=/sys/module/xiw/parameters
-bg= CAP_PID=
-
-pair() {
-	xiw_ns_pair xga0 xgb0 $A $B xga xgb
-	trap stop_bg EXIT
-}
-
-stop_bg() {
-	local p
-	for p in $bg $CAP_PID; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	bg= CAP_PID=
-}
 
 # set_cfg DEV NAME VALUE: write a setting (logged like a command).
 set_cfg() {
@@ -102,7 +87,7 @@ knob() {
 }
 
 t_settings() {
-	pair
+	xiw_ns_pair xga0 xgb0 $A $B xga xgb
 	knob mpa_rev 2 "1 2" "0 3 two -1"
 	knob mpa_crc off "prefer require strict off" "on 1 preferred"
 	knob mpa_markers off "prefer require off" "strict yes"
@@ -148,20 +133,15 @@ client_dir() {
 
 # rping_once: one verified rping round from ns B (xgb) to ns A (xga).
 rping_once() {
-	local rc=0
-	ip netns exec "$NSA" rping -s -a $A -p 7300 -C 1 -S 200 -v >"$XIW_TMP/rs" 2>&1 &
-	bg=$!
-	wait_for 20 listening 7300
+	local rc=0 bg
+	bg_run bg ip netns exec "$NSA" rping -s -a $A -p 7300 -C 1 -S 200 -v >"$XIW_TMP/rs" 2>&1
+	wait_for 20 listening 7300 "$NSA"
 	timeout 60 ip netns exec "$NSB" rping -c -a $A -p 7300 -C 1 -S 200 -v \
 		>"$XIW_TMP/rc" 2>&1 || rc=$?
-	wait "$bg" || true
-	bg=
+	bg_wait "$bg" || true
 	((rc == 0)) || { sed 's/^/# /' "$XIW_TMP/rc"; fail "rping exit $rc"; }
 	grep -q "ping data" "$XIW_TMP/rc" || fail "rping verified no round"
 }
-
-listening() { ip netns exec "$NSA" ss -Hltn "sport = :$1" | grep -q .; }
-not_listening() { ! listening "$@"; }
 
 # wire_with "NAME=VALUE..." PATTERN...: set xgb's settings, one rping round
 # under capture; the client direction of the decode must match every
@@ -194,7 +174,7 @@ defaults() {
 }
 
 t_mpa() {
-	pair
+	xiw_ns_pair xga0 xgb0 $A $B xga xgb
 	wire_with "" "^MPA Request rev 2 crc=0 markers=0" "framing crc=0 .* markers=0"
 	wire_with "mpa_rev=1" "^MPA Request rev 1 crc=0 markers=0"
 	defaults
@@ -211,7 +191,7 @@ t_mpa() {
 }
 
 t_p2p() {
-	pair
+	xiw_ns_pair xga0 xgb0 $A $B xga xgb
 	wire_with "mpa_p2p=0" "^MPA Request rev 2 .* enhanced p2p=0"
 	wire_with "mpa_p2p=1 mpa_p2p_rtr=write" "^MPA Request rev 2 .* enhanced p2p=1" \
 		"^  #1 @[0-9]+ RDMA Write .* len 0"
@@ -237,16 +217,15 @@ fpdus_per_seg() {
 # sends_with "NAME=VALUE...": 5120 Sends of 64 octets under capture;
 # sets RATIO (fpdus_per_seg).
 sends_with() {
-	local kv try
+	local kv try bg
 	for kv in $1; do
 		set_cfg xgb "${kv%%=*}" "${kv#*=}"
 	done
 	capture
 	for try in 1 2 3; do
-		ip netns exec "$NSA" timeout 120 ib_send_bw -R -d xga -s 64 -n 5120 -t 128 -l 32 \
-			>"$XIW_TMP/srv" 2>&1 &
-		bg=$!
-		wait_for 20 listening 18515 ||
+		bg_run bg ip netns exec "$NSA" timeout 120 \
+			ib_send_bw -R -d xga -s 64 -n 5120 -t 128 -l 32 >"$XIW_TMP/srv" 2>&1
+		wait_for 20 listening 18515 "$NSA" ||
 			{ sed 's/^/# server: /' "$XIW_TMP/srv"; fail "ib_send_bw server not listening"; }
 		timeout 120 ip netns exec "$NSB" ib_send_bw -R -d xgb -s 64 -n 5120 -t 128 -l 32 $A \
 			>"$XIW_TMP/out" 2>&1 && break
@@ -255,18 +234,18 @@ sends_with() {
 		grep -q 'RDMA_CM_EVENT_REJECTED; error: -111' "$XIW_TMP/out" ||
 			{ sed 's/^/# /' "$XIW_TMP/out"; fail "ib_send_bw failed"; }
 		((try < 3)) || fail "ib_send_bw refused three times"
+		# Both the server and the capture, which starts anew.
 		stop_bg
 		capture
 	done
-	wait "$bg" || true
-	bg=
+	bg_wait "$bg" || true
 	decode
 	fpdus_per_seg
 }
 
 t_batch_nagle() {
 	local b32 b1 n1
-	pair
+	xiw_ns_pair xga0 xgb0 $A $B xga xgb
 	sends_with "tx_batch=32 nagle=0"
 	b32=$RATIO
 	sends_with "tx_batch=1 nagle=0"

@@ -40,48 +40,31 @@ PORT=18800
 srv_pid=
 cli_pids=()
 
-# pair: the namespaces, the veth pair and a device on each end.
-pair() {
-	xiw_ns_pair xfa0 xfb0 $A4 $B4 xfa xfb
-	trap stop_all EXIT
-}
-
-stop_all() {
-	local p
-	for p in $srv_pid "${cli_pids[@]}"; do
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	srv_pid=
-	cli_pids=()
-}
-
-listening() { ip netns exec "$NSA" ss -Hltn "sport = :$PORT" | grep -q .; }
-
-# server N TIMEOUT [-F]: xiw-stream server in ns A, in the background.
+# server N TIMEOUT [-F]: xiw-stream server in ns A, in the background
+# (srv_pid).
 server() {
 	local n=$1 tmo=$2
 	shift 2
 	echo "# + xiw-stream -a $A4 -n $n -T $tmo $*"
-	ip netns exec "$NSA" "$STREAM" -a $A4 -p $PORT -n "$n" -T "$tmo" "$@" \
-		>"$XIW_TMP/server.log" 2>&1 &
-	srv_pid=$!
-	wait_for "$WAIT_TIMEOUT" listening || fail "server not listening"
+	bg_run srv_pid ip netns exec "$NSA" "$STREAM" -a $A4 -p $PORT -n "$n" -T "$tmo" "$@" \
+		>"$XIW_TMP/server.log" 2>&1
+	wait_for "$WAIT_TIMEOUT" listening $PORT "$NSA" || fail "server not listening"
 }
 
-# client LOG ARG...: xiw-stream client in ns B, in the background.
+# client LOG ARG...: xiw-stream client in ns B, in the background
+# (appended to cli_pids).
 client() {
-	local log=$1
+	local log=$1 pid
 	shift
 	echo "# + xiw-stream -c $A4 $*"
-	ip netns exec "$NSB" "$STREAM" -c $A4 -p $PORT "$@" >"$log" 2>&1 &
-	cli_pids+=($!)
+	bg_run pid ip netns exec "$NSB" "$STREAM" -c $A4 -p $PORT "$@" >"$log" 2>&1
+	cli_pids+=("$pid")
 }
 
 # finish PID LOG WHAT: wait for a process; its exit status; log as diag.
 finish() {
 	local rc=0
-	wait "$1" || rc=$?
+	bg_wait "$1" || rc=$?
 	sed "s/^/# $3: /" "$2"
 	return $rc
 }
@@ -105,7 +88,7 @@ check_no_qps() {
 
 t_netem() {
 	local rc=0 ra rb
-	pair
+	xiw_ns_pair xfa0 xfb0 $A4 $B4 xfa xfb
 	need_module sch_netem || skip "no netem"
 	xrun ip netns exec "$NSA" tc qdisc add dev xfa0 root netem delay 50ms 10ms loss 5% reorder 25% 50%
 	xrun ip netns exec "$NSB" tc qdisc add dev xfb0 root netem delay 50ms 10ms loss 5% reorder 25% 50%
@@ -130,7 +113,7 @@ t_netem() {
 fault_run() {
 	local n=$1 rc=0
 	shift
-	pair
+	xiw_ns_pair xfa0 xfb0 $A4 $B4 xfa xfb
 	server "$n" 120 -F
 	client "$XIW_TMP/client.log" -n "$n" -d 600 -s 4096 -w 4 -T 120 -F
 	wait_for 60 connected "$n" || { sed 's/^/# /' "$XIW_TMP/client.log"; fail "not all connected"; }
@@ -187,7 +170,7 @@ FAILSLAB=/sys/kernel/debug/failslab
 t_failslab() {
 	local rc=0 p
 	[ -d "$FAILSLAB" ] || skip "kernel without failslab"
-	pair
+	xiw_ns_pair xfa0 xfb0 $A4 $B4 xfa xfb
 	server 64 120 -F
 	echo 1 >"$FAILSLAB/task-filter"
 	echo 5 >"$FAILSLAB/probability"
@@ -197,11 +180,10 @@ t_failslab() {
 	echo 1 >/proc/"$srv_pid"/make-it-fail
 	client "$XIW_TMP/client.log" -n 64 -d 10 -s 4096 -w 4 -T 60 -F
 	echo 1 >/proc/"${cli_pids[0]}"/make-it-fail || true
-	wait "${cli_pids[0]}" || rc=$?
+	bg_wait "${cli_pids[0]}" || rc=$?
 	sed 's/^/# client: /' "$XIW_TMP/client.log"
 	diag "client exit $rc under failslab"
-	kill "$srv_pid" 2>/dev/null || true
-	wait "$srv_pid" || true
+	stop_bg "$srv_pid"
 	sed 's/^/# server: /' "$XIW_TMP/server.log"
 	srv_pid= cli_pids=()
 	echo 0 >"$FAILSLAB/probability"
@@ -217,7 +199,7 @@ t_load() {
 	if [[ $(uname -r) == *xiwdebug* && -z ${XIW_LOAD_CONNS:-} ]]; then
 		skip "debug kernel: the server's accepts stall past the 10 s MPA timeout (XIW_LOAD_CONNS=N runs it)"
 	fi
-	pair
+	xiw_ns_pair xfa0 xfb0 $A4 $B4 xfa xfb
 	server "$n" 400
 	for i in $(seq 0 7); do
 		# -P 8: 64 connection setups in flight across the 8 clients, so

@@ -72,18 +72,16 @@ CRC_PARAM=/sys/module/xiw/parameters/mpa_crc
 REV_PARAM=/sys/module/xiw/parameters/mpa_rev
 DYNDBG=/sys/kernel/debug/dynamic_debug/control
 bg=
-watcher=
-sniffer=
 mark=
 
 # The kernel log of this case so far (everything after its marker line).
 case_log() { dmesg | awk -v m="$mark" 'f; index($0, m) { f = 1 }'; }
 
-# pair CRC: the two namespaces and devices.  CRC 1 creates the xiw device
-# with mpa_crc=prefer, and $mpa_rev other than 2 with that mpa_rev (the
-# parameters apply to devices created after they are set); both are put
-# back right away.
-pair() {
+# siw_pair CRC: the two namespaces and devices, xiw's and siw's.  CRC 1
+# creates the xiw device with mpa_crc=prefer, and $mpa_rev other than 2
+# with that mpa_rev (the parameters apply to devices created after they
+# are set); both are put back right away.
+siw_pair() {
 	local crc=$1 rev=$mpa_rev saved srev rc=0
 	setup_ns NSX NSS
 	xrun ip link add xiwp0 index 40 netns "$NSX" type veth \
@@ -116,21 +114,7 @@ pair() {
 	record rdma $SDEV
 	wait_for "$WAIT_TIMEOUT" ibdev_exists $XDEV
 	wait_for "$WAIT_TIMEOUT" ibdev_exists $SDEV
-	trap stop_bg EXIT
 	start_watchers
-}
-
-stop_pid() {
-	[ -n "$1" ] || return 0
-	kill "$1" 2>/dev/null || true
-	wait "$1" 2>/dev/null || true
-}
-
-stop_bg() {
-	stop_pid "$bg"
-	stop_pid "$watcher"
-	stop_pid "$sniffer"
-	bg="" watcher="" sniffer=""
 }
 
 # The MPA frames on siwp0, one line per Request/Reply:
@@ -170,12 +154,12 @@ watch_cm_ids() {
 	done
 }
 
+# start_watchers: the MPA frame sniffer and the cm_id sampler, in the
+# background (sniffer, watcher).
 start_watchers() {
 	: >"$XIW_TMP/mpa"
-	ip netns exec "$NSS" python3 -c "$SNIFF_PY" siwp0 >"$XIW_TMP/mpa" 2>&1 &
-	sniffer=$!
-	watch_cm_ids >"$XIW_TMP/cmids" 2>&1 &
-	watcher=$!
+	bg_run sniffer ip netns exec "$NSS" python3 -c "$SNIFF_PY" siwp0 >"$XIW_TMP/mpa" 2>&1
+	bg_run watcher watch_cm_ids >"$XIW_TMP/cmids" 2>&1
 	wait_for 30 grep -q ready "$XIW_TMP/mpa" || fail "packet capture did not start"
 }
 
@@ -194,9 +178,7 @@ used() {
 check_wire() {
 	local client=$1 crc=$2 reqc nreq nrep bad agreed yn=n
 	sleep 0.5	# the last cm_id sample and captured frame
-	stop_pid "$watcher"
-	stop_pid "$sniffer"
-	watcher="" sniffer=""
+	stop_bg "$watcher" "$sniffer"
 	used $XDEV "xiw: $XDEV: cep .*MPA rev [0-9], crc" ||
 		fail "no connection on $XDEV: xiw did not carry the traffic"
 	used $SDEV "$SDEV: QP\\[[0-9]+\\] .*enter RTS" ||
@@ -238,18 +220,15 @@ roles() {
 # The server's address in family $1 (4 or 6), after roles.
 srv_addr() { if [ "$1" = 6 ]; then echo "$srv6"; else echo "$srv4"; fi; }
 
-listening() { ip netns exec "$srv_ns" ss -Hltn "sport = :$1" | grep -q .; }
-
 # case_rping CLIENT CRC FAMILY COUNT SIZE
 case_rping() {
 	local client=$1 crc=$2 fam=$3 count=$4 size=$5 addr n rc
-	pair "$crc"
+	siw_pair "$crc"
 	roles "$client"
 	addr=$(srv_addr "$fam")
-	ip netns exec "$srv_ns" rping -s -a "$addr" -p 7200 -C "$count" -S "$size" \
-		>"$XIW_TMP/srv" 2>&1 &
-	bg=$!
-	wait_for 20 listening 7200
+	bg_run bg ip netns exec "$srv_ns" rping -s -a "$addr" -p 7200 -C "$count" -S "$size" \
+		>"$XIW_TMP/srv" 2>&1
+	wait_for 20 listening 7200 "$srv_ns"
 	# rping gives address resolution 2 s; neighbour discovery on a busy
 	# TCG host can take longer: resolve the peer once before.
 	xrun ip netns exec "$cli_ns" ping -$fam -c 1 -W 10 "$addr" >/dev/null ||
@@ -265,8 +244,7 @@ case_rping() {
 	# rping can exit 0 after a failed connection: count verified rounds.
 	n=$(grep -c 'ping data' "$XIW_TMP/cli" || true)
 	echo "# rping client: exit $rc, $n rounds"
-	wait "$bg" || true
-	bg=""
+	bg_wait "$bg" || true
 	sed 's/^/# server: /' "$XIW_TMP/srv"
 	((n == count)) || fail "$n of $count rping rounds verified"
 	((rc == 0)) || fail "rping client exit $rc"
@@ -285,13 +263,10 @@ perf() {
 		perf_once "$tool" "$@" && return 0
 		((attempt < 2)) || fail "$tool: perftest could not calibrate its clock twice"
 		diag "perftest could not calibrate its clock: running $tool once more"
-		stop_pid "$bg"
-		bg=""
-		wait_for 20 not_listening 18515
+		stop_bg "$bg"
+		wait_for 20 not_listening 18515 "$srv_ns"
 	done
 }
-
-not_listening() { ! listening "$1"; }
 
 # perf_once TOOL ARGS...: returns 1 only for perftest's clock calibration
 # failure on the client; fails the case on anything else.
@@ -318,14 +293,12 @@ perf_once() {
 		grep -qE 'RDMA_CM_EVENT_REJECTED; error: -111|Function rdma_connect failed|ERRNO: Connection refused' "$XIW_TMP/out" ||
 			fail "$tool client failed"
 		((try < 3)) || fail "$tool client refused three times"
-		stop_pid "$bg"
-		bg=""
-		wait_for 20 not_listening 18515
+		stop_bg "$bg"
+		wait_for 20 not_listening 18515 "$srv_ns"
 	done
 	grep -qE '^ +[0-9]+ +[0-9]+ ' "$XIW_TMP/out" || fail "$tool printed no result row"
 	src=0
-	wait "$bg" || src=$?
-	bg=""
+	bg_wait "$bg" || src=$?
 	sed 's/^/# server: /' "$XIW_TMP/srv"
 	((src == 0)) || fail "$tool server exit $src"
 }
@@ -335,9 +308,9 @@ perf_once() {
 perf_server() {
 	local tool=$1
 	shift
-	ip netns exec "$srv_ns" timeout 120 "$tool" -R -d "$srv_dev" "$@" >"$XIW_TMP/srv" 2>&1 &
-	bg=$!
-	if ! wait_for 20 listening 18515; then
+	bg_run bg ip netns exec "$srv_ns" timeout 120 "$tool" -R -d "$srv_dev" "$@" \
+		>"$XIW_TMP/srv" 2>&1
+	if ! wait_for 20 listening 18515 "$srv_ns"; then
 		sed 's/^/# server: /' "$XIW_TMP/srv"
 		fail "$tool server not listening"
 	fi
@@ -350,7 +323,7 @@ case_perf() {
 	local -a tools
 	read -r -a tools <<<"$3"
 	shift 3
-	pair "$crc"
+	siw_pair "$crc"
 	roles "$client"
 	for tool in "${tools[@]}"; do
 		perf "$tool" "$@"
@@ -363,9 +336,8 @@ case_perf() {
 xperf_one() {
 	local addr=$1 src=0 rc=0
 	shift
-	ip netns exec "$srv_ns" "$XPERF" -a "$addr" -p 18600 -T 100 >"$XIW_TMP/srv" 2>&1 &
-	bg=$!
-	if ! wait_for 20 listening 18600; then
+	bg_run bg ip netns exec "$srv_ns" "$XPERF" -a "$addr" -p 18600 -T 100 >"$XIW_TMP/srv" 2>&1
+	if ! wait_for 20 listening 18600 "$srv_ns"; then
 		sed 's/^/# server: /' "$XIW_TMP/srv"
 		fail "xiw-perf server not listening"
 	fi
@@ -373,20 +345,19 @@ xperf_one() {
 	ip netns exec "$cli_ns" timeout 120 "$XPERF" -c "$addr" -p 18600 -T 100 -V "$@" \
 		>"$XIW_TMP/cli" 2>&1 || rc=$?
 	sed 's/^/# /' "$XIW_TMP/cli"
-	wait "$bg" || src=$?
-	bg=""
+	bg_wait "$bg" || src=$?
 	sed 's/^/# server: /' "$XIW_TMP/srv"
 	((rc == 0)) || fail "xiw-perf client exit $rc"
 	((src == 0)) || fail "xiw-perf server exit $src"
 	grep -q '(verified)' "$XIW_TMP/cli" || fail "xiw-perf printed no verified result"
-	wait_for 20 not_listening 18600
+	wait_for 20 not_listening 18600 "$srv_ns"
 }
 
 # case_xperf CLIENT CRC FAMILY: Send, Write and Read bandwidth (64 KiB)
 # and latency (64 B) through xiw-perf.
 case_xperf() {
 	local client=$1 crc=$2 fam=$3 addr t
-	pair "$crc"
+	siw_pair "$crc"
 	roles "$client"
 	addr=$(srv_addr "$fam")
 	xrun ip netns exec "$cli_ns" ping -$fam -c 1 -W 10 "$addr" >/dev/null

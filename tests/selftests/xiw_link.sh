@@ -97,13 +97,7 @@ test_readd() {
 # `rdma link add` run inside a network namespace finds the netdev there.
 test_netns() {
 	local ns out
-	setup_ns ns
-	add_veth xveth0 xveth1
-	xrun ip link set xveth1 netns "$ns"
-	xrun ip -n "$ns" link set xveth1 up
-	xrun ip netns exec "$ns" rdma link add xiw_ns type xiw netdev xveth1
-	record rdma xiw_ns
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xiw_ns || fail "xiw_ns did not appear"
+	xiw_ns_veth ns xveth0 xveth1 xiw_ns || fail "xiw_ns did not appear"
 	# The netdev is only named to callers in its own namespace.
 	xget out ip netns exec "$ns" rdma link show xiw_ns/1
 	grep -q ' netdev xveth1 ' <<<"$out " || fail "xiw_ns not bound to xveth1 in $ns"

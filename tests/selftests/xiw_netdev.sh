@@ -98,13 +98,7 @@ test_mtu() {
 # xiw must not keep the namespace alive (a socket or reference would).
 test_netns_teardown() {
 	local ns
-	setup_ns ns
-	add_veth xveth0 xveth1
-	xrun ip link set xveth1 netns "$ns"
-	xrun ip -n "$ns" link set xveth1 up
-	xrun ip netns exec "$ns" rdma link add xiw_ns type xiw netdev xveth1
-	record rdma xiw_ns
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xiw_ns || fail "xiw_ns did not appear"
+	xiw_ns_veth ns xveth0 xveth1 xiw_ns || fail "xiw_ns did not appear"
 	xrun ip netns del "$ns"
 	wait_for "$WAIT_TIMEOUT" ibdev_gone xiw_ns || fail "xiw_ns outlived its namespace"
 	wait_for "$WAIT_TIMEOUT" eval '! netdev_exists xveth0' ||

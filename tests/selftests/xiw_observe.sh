@@ -38,40 +38,24 @@ P=192.0.2.13
 PORT=18800
 srv_pid= cli_pid=
 
-pair() {
-	xiw_ns_pair xoa0 xob0 $A $B xoa xob
-	trap stop_all EXIT
-}
-
-stop_all() {
-	local p
-	for p in $srv_pid $cli_pid; do
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	srv_pid= cli_pid=
-}
-
-listening() { ip netns exec "$NSA" ss -Hltn "sport = :$PORT" | grep -q .; }
 connected() { grep -q "^connected $1 of" "$XIW_TMP/client.log"; }
 
-# stream N SECS SIZE: xiw-stream server and client, in the background.
+# stream N SECS SIZE: xiw-stream server and client, in the background
+# (srv_pid, cli_pid).
 stream() {
 	echo "# + xiw-stream -a $A -n $1 / -c $A -n $1 -d $2 -s $3 -w 4"
-	ip netns exec "$NSA" "$STREAM" -a $A -p $PORT -n "$1" -T 120 \
-		>"$XIW_TMP/server.log" 2>&1 &
-	srv_pid=$!
-	wait_for "$WAIT_TIMEOUT" listening || fail "server not listening"
-	ip netns exec "$NSB" "$STREAM" -c $A -p $PORT -n "$1" -d "$2" -s "$3" -w 4 -T 120 \
-		>"$XIW_TMP/client.log" 2>&1 &
-	cli_pid=$!
+	bg_run srv_pid ip netns exec "$NSA" "$STREAM" -a $A -p $PORT -n "$1" -T 120 \
+		>"$XIW_TMP/server.log" 2>&1
+	wait_for "$WAIT_TIMEOUT" listening $PORT "$NSA" || fail "server not listening"
+	bg_run cli_pid ip netns exec "$NSB" "$STREAM" -c $A -p $PORT -n "$1" -d "$2" -s "$3" \
+		-w 4 -T 120 >"$XIW_TMP/client.log" 2>&1
 }
 
 # stream_end: both processes must succeed.
 stream_end() {
 	local rc=0
-	wait "$cli_pid" || rc=$?
-	wait "$srv_pid" || rc=$?
+	bg_wait "$cli_pid" || rc=$?
+	bg_wait "$srv_pid" || rc=$?
 	sed 's/^/# /' "$XIW_TMP/client.log" "$XIW_TMP/server.log"
 	srv_pid= cli_pid=
 	((rc == 0)) || fail "xiw-stream failed"
@@ -95,7 +79,7 @@ delta() {
 
 t_counters() {
 	local c v tx0 rx0 txb0 rxb0 tx1 rx1 txb1 rxb1 msgs
-	pair
+	xiw_ns_pair xoa0 xob0 $A $B xoa xob
 	tx0=$(hw_counter xob tx_fpdus) txb0=$(hw_counter xob tx_bytes)
 	rx0=$(hw_counter xoa rx_fpdus) rxb0=$(hw_counter xoa rx_bytes)
 	stream 4 5 4096
@@ -128,7 +112,7 @@ t_counters() {
 
 t_restrack() {
 	local n
-	pair
+	xiw_ns_pair xoa0 xob0 $A $B xoa xob
 	stream 4 30 4096
 	wait_for 60 connected 4 || { sed 's/^/# /' "$XIW_TMP/client.log"; fail "not connected"; }
 	rdma res show qp -dd >"$XIW_TMP/qp.txt"
@@ -152,7 +136,7 @@ t_trace() {
 	local tr=/sys/kernel/tracing
 	[ -d $tr/events ] || mount -t tracefs nodev $tr 2>/dev/null || true
 	[ -d $tr/events/xiw ] || skip "no tracefs or no xiw events (kernel without tracepoints)"
-	pair
+	xiw_ns_pair xoa0 xob0 $A $B xoa xob
 	echo 0 >$tr/tracing_on
 	echo >$tr/trace
 	# No comm recording: with it, enabling an event also hooks

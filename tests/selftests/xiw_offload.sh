@@ -37,23 +37,6 @@ need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
 A=192.0.2.1
 B=192.0.2.2
 OT=/sys/module/xiw_offload_test/parameters
-bg= CAP_PID=
-
-pair() {
-	xiw_ns_pair xfa0 xfb0 $A $B xua xub 9000
-	trap stop_bg EXIT
-}
-
-stop_bg() {
-	local p
-	for p in $bg $CAP_PID; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	bg= CAP_PID=
-}
-
-listening() { ip netns exec "$NSA" ss -Hltn "sport = :$1" | grep -q .; }
 
 # both NAME VALUE: a setting of both devices.
 both() {
@@ -66,36 +49,34 @@ backend_idle() { [ "$(ot_stat active)" = 0 ]; }
 
 # rping_run COUNT SIZE: verified rping rounds from ns B to ns A.
 rping_run() {
-	local rc=0
-	ip netns exec "$NSA" rping -s -a $A -p 7400 -C "$1" -S "$2" -v >"$XIW_TMP/rs" 2>&1 &
-	bg=$!
-	wait_for 20 listening 7400
+	local rc=0 bg
+	bg_run bg ip netns exec "$NSA" rping -s -a $A -p 7400 -C "$1" -S "$2" -v \
+		>"$XIW_TMP/rs" 2>&1
+	wait_for 20 listening 7400 "$NSA"
 	timeout 120 ip netns exec "$NSB" rping -c -a $A -p 7400 -C "$1" -S "$2" -v \
 		>"$XIW_TMP/rc" 2>&1 || rc=$?
-	wait "$bg" || true
-	bg=
+	bg_wait "$bg" || true
 	((rc == 0)) || { tail -n 5 "$XIW_TMP/rc" | sed 's/^/# /'; fail "rping exit $rc"; }
 	(($(grep -c "ping data" "$XIW_TMP/rc") == $1)) || fail "not every rping round verified"
 }
 
 # write_bw: ib_write_bw of 64 KiB messages, both sides must succeed.
 write_bw() {
-	local try
+	local try bg
 	for try in 1 2 3; do
-		ip netns exec "$NSA" timeout 120 ib_write_bw -R -d xua -s 65536 -n 500 \
-			>"$XIW_TMP/srv" 2>&1 &
-		bg=$!
-		wait_for 20 listening 18515
+		bg_run bg ip netns exec "$NSA" timeout 120 ib_write_bw -R -d xua -s 65536 -n 500 \
+			>"$XIW_TMP/srv" 2>&1
+		wait_for 20 listening 18515 "$NSA"
 		timeout 120 ip netns exec "$NSB" ib_write_bw -R -d xub -s 65536 -n 500 $A \
 			>"$XIW_TMP/out" 2>&1 && break
 		# perftest's own race: its second connection refused (xiw_rdma.sh)
 		grep -q 'RDMA_CM_EVENT_REJECTED; error: -111' "$XIW_TMP/out" ||
 			{ sed 's/^/# /' "$XIW_TMP/out"; fail "ib_write_bw failed"; }
 		((try < 3)) || fail "ib_write_bw refused three times"
-		stop_bg
+		# The server only: largest_fpdu's capture goes on.
+		stop_bg "$bg"
 	done
-	wait "$bg" || fail "ib_write_bw server failed"
-	bg=
+	bg_wait "$bg" || fail "ib_write_bw server failed"
 }
 
 # largest_fpdu FUNC ARGS: FUNC under capture on xfb0; LARGEST = the
@@ -121,7 +102,7 @@ largest_fpdu() {
 t_emulated() {
 	local big small s0 p0 c0
 	need_module xiw_offload_test || skip "no xiw_offload_test module"
-	pair
+	xiw_ns_pair xfa0 xfb0 $A $B xua xub 9000
 	both mpa_crc prefer
 	largest_fpdu write_bw
 	big=$LARGEST
@@ -146,7 +127,7 @@ t_emulated() {
 t_fallback() {
 	local s0 d0
 	need_module xiw_offload_test || skip "no xiw_offload_test module"
-	pair
+	xiw_ns_pair xfa0 xfb0 $A $B xua xub 9000
 	both mpa_crc prefer
 	if (echo nosuch >$IBDIR/xua/offload) 2>"$XIW_TMP/err"; then
 		fail "offload=nosuch accepted"

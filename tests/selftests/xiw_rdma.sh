@@ -25,38 +25,14 @@ A=192.0.2.1
 B=192.0.2.2
 A6=2001:db8::1
 B6=2001:db8::2
-bg=
 
-# Two namespaces joined by veth, an xiw device on each end.
-pair() {
-	setup_ns NSA NSB
-	xrun ip link add xra0 netns "$NSA" type veth peer name xrb0 netns "$NSB"
-	xrun ip -n "$NSA" addr add $A/24 dev xra0
-	xrun ip -n "$NSB" addr add $B/24 dev xrb0
+# pair46: two namespaces joined by veth, an xiw device on each end, with
+# IPv4 and IPv6 addresses (xiw_ns_pair, then the IPv6 ones).
+pair46() {
+	xiw_ns_pair xra0 xrb0 $A $B xra xrb
 	xrun ip -n "$NSA" addr add $A6/64 dev xra0 nodad
 	xrun ip -n "$NSB" addr add $B6/64 dev xrb0 nodad
-	xrun ip -n "$NSA" link set xra0 up
-	xrun ip -n "$NSB" link set xrb0 up
-	xrun ip netns exec "$NSA" rdma link add xra type xiw netdev xra0
-	record rdma xra
-	xrun ip netns exec "$NSB" rdma link add xrb type xiw netdev xrb0
-	record rdma xrb
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xra
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xrb
-	trap stop_bg EXIT
 }
-
-stop_bg() {
-	if [ -n "$bg" ]; then
-		kill "$bg" 2>/dev/null || true
-		wait "$bg" 2>/dev/null || true
-		bg=
-	fi
-}
-
-# listening PORT [NS]: a TCP listener on PORT in NS (default ns A).
-listening() { ip netns exec "${2:-$NSA}" ss -Hltn "sport = :$1" | grep -q .; }
-not_listening() { ! listening "$@"; }
 
 # Both ends must have carried traffic: each device shows a cm_id.
 both_devices_used() {
@@ -69,10 +45,9 @@ both_devices_used() {
 # verification; every one of COUNT rounds must be verified.  The rounds are
 # counted, not printed (the first and last few are).
 rping_run() {
-	local nss=$1 nsc=$2 addr=$3 count=$4 size=$5 n rc=0
-	ip netns exec "$nss" rping -s -a "$addr" -p 7200 -C "$count" -S "$size" \
-		>"$XIW_TMP/srv" 2>&1 &
-	bg=$!
+	local nss=$1 nsc=$2 addr=$3 count=$4 size=$5 n rc=0 bg
+	bg_run bg ip netns exec "$nss" rping -s -a "$addr" -p 7200 -C "$count" -S "$size" \
+		>"$XIW_TMP/srv" 2>&1
 	wait_for 20 listening 7200 "$nss"
 	# Neighbour discovery first: rping gives address resolution 2 s,
 	# which IPv6 on a fresh veth under TCG can miss.
@@ -84,9 +59,8 @@ rping_run() {
 	  cat "$XIW_TMP/cli.err"; } | sed 's/^/# /'
 	n=$(grep -c "ping data" "$XIW_TMP/cli" || true)
 	# A client that failed leaves the server waiting for it.
-	((rc == 0)) || { stop_bg; fail "rping client exit $rc"; }
-	wait "$bg" || true
-	bg=
+	((rc == 0)) || { stop_bg "$bg"; fail "rping client exit $rc"; }
+	bg_wait "$bg" || true
 	# rping can exit 0 after a failed connection: count verified rounds.
 	((n == count)) || fail "$n of $count rping rounds verified"
 }
@@ -94,7 +68,7 @@ rping_run() {
 # case_rping COUNT SIZE [4|6]: rping from ns B to ns A over the veth pair.
 case_rping() {
 	local addr=$A
-	pair
+	pair46
 	[ "${3:-4}" = 6 ] && addr=$A6
 	rping_run "$NSA" "$NSB" "$addr" "$1" "$2"
 }
@@ -115,7 +89,6 @@ case_rping_lo() {
 	xrun ip netns exec "$NSA" rdma link add xrlo type xiw netdev lo
 	record rdma xrlo
 	wait_for "$WAIT_TIMEOUT" ibdev_exists xrlo
-	trap stop_bg EXIT
 	rping_run "$NSA" "$NSA" "$addr" "$1" "$2"
 }
 
@@ -130,31 +103,29 @@ case_rping_lo() {
 # scatter under TCG ("Correlation coefficient r^2 ... < 0.9", "Can't
 # produce a report"): that is run once more too.
 perf() {
-	local tool=$1 src try calib=0
+	local tool=$1 src try calib=0 bg
 	shift
-	pair
+	pair46
 	for try in 1 2 3; do
-		ip netns exec "$NSA" timeout 120 "$tool" -R -d xra "$@" \
-			>"$XIW_TMP/srv" 2>&1 &
-		bg=$!
-		wait_for 20 listening 18515
+		bg_run bg ip netns exec "$NSA" timeout 120 "$tool" -R -d xra "$@" \
+			>"$XIW_TMP/srv" 2>&1
+		wait_for 20 listening 18515 "$NSA"
 		xrun timeout 120 ip netns exec "$NSB" "$tool" -R -d xrb "$@" $A && break
 		if grep -q "Can't produce a report" "$XIW_TMP/out" &&
 		   grep -q 'Correlation coefficient r^2' "$XIW_TMP/out" && ((!calib++)); then
 			diag "perftest could not calibrate its clock: once more"
-			stop_bg
-			wait_for 20 not_listening 18515
+			stop_bg "$bg"
+			wait_for 20 not_listening 18515 "$NSA"
 			continue
 		fi
 		grep -q 'RDMA_CM_EVENT_REJECTED; error: -111' "$XIW_TMP/out" ||
 			fail "$tool client failed"
 		((try < 3)) || fail "$tool client refused three times"
-		stop_bg
+		stop_bg "$bg"
 	done
 	grep -qE '^ +[0-9]+ +[0-9]+ ' "$XIW_TMP/out" || fail "$tool printed no result row"
 	src=0
-	wait "$bg" || src=$?
-	bg=
+	bg_wait "$bg" || src=$?
 	sed 's/^/# server: /' "$XIW_TMP/srv"
 	((src == 0)) || fail "$tool server exit $src"
 }

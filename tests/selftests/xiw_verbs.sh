@@ -16,7 +16,6 @@ VERBS_TEST=${XIW_VERBS_TEST:-$top/build/userspace/tools/xiw-verbs-test}
 TARGET=${XIW_TARGET:-$top/build/userspace/tools/xiw-target}
 DEV=xiw0
 NETDEV=xvdum0
-holder=
 
 with_dev() {
 	add_dummy "$NETDEV"
@@ -30,22 +29,12 @@ t_verbs_test() {
 	xrun "$VERBS_TEST" -d "$DEV" || fail "xiw-verbs-test failed"
 }
 
-# A process that keeps a PD, MR, CQ and an INIT-state QP open: the
-# pingpong server waits for its TCP peer forever.
+# A process that keeps a PD, MR, CQ and an INIT-state QP open (holder):
+# the pingpong server waits for its TCP peer forever.
 start_holder() {
 	command -v ibv_rc_pingpong >/dev/null || skip "ibv_rc_pingpong not installed"
-	ibv_rc_pingpong -d "$DEV" -g 0 -p 18515 >"$XIW_TMP/holder.log" 2>&1 &
-	holder=$!
-	# run_case runs us in a subshell: stop the holder however it ends.
-	trap stop_holder EXIT
+	bg_run holder ibv_rc_pingpong -d "$DEV" -g 0 -p 18515 >"$XIW_TMP/holder.log" 2>&1
 	wait_for "$WAIT_TIMEOUT" has_res qp || fail "no QP appeared in rdma res"
-}
-
-stop_holder() {
-	[ -n "$holder" ] || return 0
-	kill "$holder" 2>/dev/null
-	wait "$holder" 2>/dev/null || true	# killed: non-zero by design
-	holder=
 }
 
 # res_lines KIND [OPT...]: our device's lines of `rdma [OPT] res show KIND`.
@@ -72,7 +61,8 @@ t_restrack() {
 	want_res qp "drv_iwarp_state IDLE" "drv_sq_size" "drv_rq_size" "drv_flushed"
 	want_res cq "drv_ring_size" "drv_cq_put" "drv_overflows"
 	want_res mr "drv_stag 0x" "drv_kind user" "drv_access 0x"
-	stop_holder
+	kill -0 "$holder" 2>/dev/null || fail "the process holding the context died"
+	stop_bg "$holder"
 	wait_for "$WAIT_TIMEOUT" no_res qp || fail "QP still listed after exit"
 }
 
@@ -86,7 +76,7 @@ t_rmmod_open() {
 	[ ! -d /sys/module/xiw ] || fail "xiw still loaded"
 	ibdev_gone "$DEV" || fail "$DEV survived rmmod"
 	kill -0 "$holder" 2>/dev/null || fail "the process holding the context died"
-	stop_holder
+	stop_bg "$holder"
 	xrun modprobe xiw
 	xiw_add "$DEV" "$NETDEV" || fail "no device after reloading xiw"
 	xrun ibv_devinfo -d "$DEV"
@@ -107,8 +97,6 @@ t_kverbs() {
 		fail "the test ran on a missing device"
 	fi
 }
-
-trap 'stop_holder; cleanup_all' EXIT
 
 ktap_header
 # A process in a memory cgroup of its own creates a CQ of 262144 entries

@@ -25,20 +25,7 @@ need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
 
 A=192.0.2.1
 B=192.0.2.2
-bg=
-cap=
 
-stop_bg() {
-	local p
-	for p in $bg $cap; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	bg= cap=
-}
-
-listening() { ip netns exec "$NSA" ss -Hltn "sport = :$1" | grep -q .; }
-not_listening() { ! listening "$1"; }
 capturing() { grep -q "Capturing on" "$XIW_TMP/tshark.log"; }
 
 # Both devices take the MPA policy at creation: set it first.
@@ -47,50 +34,30 @@ set_policy() {
 	xrun sh -c "echo $2 > /sys/module/xiw/parameters/mpa_markers"
 }
 
-pair() {
-	setup_ns NSA NSB
-	xrun ip link add xwa0 netns "$NSA" type veth peer name xwb0 netns "$NSB"
-	xrun ip -n "$NSA" addr add $A/24 dev xwa0
-	xrun ip -n "$NSB" addr add $B/24 dev xwb0
-	xrun ip -n "$NSA" link set xwa0 up
-	xrun ip -n "$NSB" link set xwb0 up
-	xrun ip netns exec "$NSA" rdma link add xwa type xiw netdev xwa0
-	record rdma xwa
-	xrun ip netns exec "$NSB" rdma link add xwb type xiw netdev xwb0
-	record rdma xwb
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xwa
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xwb
-	trap stop_bg EXIT
-}
-
 # $1: full (rping with 4000-octet buffers, then ib_write_bw of 16 KiB:
 # several FPDUs per TCP segment) or small (rping with 400-octet buffers:
 # ping-pong, one FPDU per segment).
 traffic() {
-	local n rc=0 size=4000 try
+	local n rc=0 size=4000 try bg
 	[ "$1" = small ] && size=400
-	ip netns exec "$NSA" rping -s -a $A -p 7300 -C 20 -S $size >/dev/null 2>&1 &
-	bg=$!
-	wait_for 20 listening 7300
+	bg_run bg ip netns exec "$NSA" rping -s -a $A -p 7300 -C 20 -S $size >/dev/null 2>&1
+	wait_for 20 listening 7300 "$NSA"
 	xrun ip netns exec "$NSB" ping -c 1 -W 10 $A
 	timeout 120 ip netns exec "$NSB" rping -c -a $A -p 7300 -C 20 -S $size -v \
 		>"$XIW_TMP/cli" 2>&1 || rc=$?
 	n=$(grep -c "ping data" "$XIW_TMP/cli" || true)
 	((rc == 0 && n == 20)) || fail "rping: exit $rc, $n of 20 rounds verified"
-	wait "$bg" || true
-	bg=
+	bg_wait "$bg" || true
 	[ "$1" = small ] && return 0
 	for try in 1 2 3; do
-		ip netns exec "$NSA" timeout 120 ib_write_bw -R -d xwa -n 50 -s 16384 \
-			>"$XIW_TMP/srv" 2>&1 &
-		bg=$!
-		wait_for 20 listening 18515
+		bg_run bg ip netns exec "$NSA" timeout 120 ib_write_bw -R -d xwa -n 50 -s 16384 \
+			>"$XIW_TMP/srv" 2>&1
+		wait_for 20 listening 18515 "$NSA"
 		xrun timeout 120 ip netns exec "$NSB" ib_write_bw -R -d xwb -n 50 -s 16384 $A &&
 			break
 		# The server's side of it says which end saw trouble first.
 		timeout 10 tail --pid="$bg" -f /dev/null || kill "$bg" 2>/dev/null || true
-		wait "$bg" || true
-		bg=
+		bg_wait "$bg" || true
 		diag "ib_write_bw server's output:"
 		quote_file "$XIW_TMP/srv"
 		# perftest calibrates its clock after the transfer, before its
@@ -101,23 +68,21 @@ traffic() {
 			grep -q 'Correlation coefficient r^2' "$XIW_TMP/out" && ((try < 3)) ||
 			fail "ib_write_bw client failed"
 		diag "perftest could not calibrate its clock: ib_write_bw once more"
-		wait_for 20 not_listening 18515
+		wait_for 20 not_listening 18515 "$NSA"
 	done
-	wait "$bg" || { quote_file "$XIW_TMP/srv"; fail "ib_write_bw server failed"; }
-	bg=
+	bg_wait "$bg" || { quote_file "$XIW_TMP/srv"; fail "ib_write_bw server failed"; }
 }
 
 # Capture traffic $1 on NSA's end of the wire into $XIW_TMP/wire.pcapng.
 capture() {
-	ip netns exec "$NSA" tshark -i xwa0 -f tcp -w "$XIW_TMP/wire.pcapng" \
-		>"$XIW_TMP/tshark.log" 2>&1 &
-	cap=$!
+	local cap
+	bg_run cap ip netns exec "$NSA" tshark -i xwa0 -f tcp -w "$XIW_TMP/wire.pcapng" \
+		>"$XIW_TMP/tshark.log" 2>&1
 	wait_for 20 capturing || fail "tshark did not start: $(cat "$XIW_TMP/tshark.log")"
 	traffic "$1"
 	sleep 1
-	kill -INT "$cap"
-	wait "$cap" || true
-	cap=
+	kill -0 "$cap" 2>/dev/null || fail "tshark ended before the traffic did"
+	stop_bg -INT "$cap"
 }
 
 # Wireshark guesses at the payload of Sends with heuristic ULP dissectors
@@ -178,12 +143,15 @@ case_wire() {
 	(
 		set -e
 		set_policy "$1" "$2"
-		pair
+		xiw_ns_pair xwa0 xwb0 $A $B xwa xwb
 		capture "$5"
 		check_decode "$3" "$4"
 	)
 	rc=$?
 	set -e
+	# What a failure left running: tshark writes out the capture copied
+	# below as it ends.
+	stop_bg
 	set_policy "$crc0" "$mk0"
 	# A failed capture goes to the VM's log directory when there is one.
 	if ((rc)) && [ -d /xiw-out ] && [ -w /xiw-out ]; then
