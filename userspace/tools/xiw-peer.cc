@@ -1592,11 +1592,16 @@ void term_closed_window(Ctx &x)
 
 // As above, but we never read: the TERMINATE cannot leave and the target
 // gives up on it after its bound (5 s in xiw), resetting the connection.
-// Nothing arrives but Read Response segments, then the reset.
+// Nothing arrives but Read Response segments, then the reset.  Four Reads
+// of 64 KiB (the target's IRD) stand before the TERMINATE, more than the
+// target's send buffer and our window together hold on any kernel (with
+// one, 6.1's send buffer took all of it and the TERMINATE went out).
 void term_closed_window_bound(Ctx &x)
 {
 	x.connect(small_window());
 	read_ro_started(x);
+	for (int i = 0; i < 3; i++)
+		x.send(x.read_req(x.reg["ro"].stag, x.reg["ro"].base, kRegionLen, x.c.next_msn(1)));
 	std::this_thread::sleep_for(500ms);
 	x.send(x.write_seg(x.reg["rw"].stag ^ 0x7700, x.reg["rw"].base, pattern(64, 71)));
 	std::this_thread::sleep_for(7000ms);
