@@ -292,6 +292,57 @@ void test_qp_caps()
 	});
 }
 
+void test_modify_atomic()
+{
+	run("a refused modify_qp changes no attribute; an accepted one all", [](Case &c) {
+		ibv_cq *cq = make_cq(16);
+		ibv_qp *qp = cq ? make_qp(cq, cq, 4, 4) : nullptr;
+		c.check(qp, "setup: %s", strerror(errno));
+		if (!qp) {
+			if (cq)
+				ibv_destroy_cq(cq);
+			return;
+		}
+		auto attrs = [&](unsigned &access, unsigned &ord, unsigned &ird) {
+			ibv_qp_attr a = {};
+			ibv_qp_init_attr ia = {};
+			c.check(!ibv_query_qp(qp, &a, IBV_QP_ACCESS_FLAGS |
+						     IBV_QP_MAX_QP_RD_ATOMIC |
+						     IBV_QP_MAX_DEST_RD_ATOMIC, &ia),
+				"query_qp");
+			access = a.qp_access_flags;
+			ord = a.max_rd_atomic;
+			ird = a.max_dest_rd_atomic;
+		};
+		unsigned access0, ord0, ird0, access, ord, ird;
+		attrs(access0, ord0, ird0);
+		ibv_qp_attr a = {};
+		a.qp_access_flags = access0 ^ IBV_ACCESS_REMOTE_READ;
+		a.max_rd_atomic = static_cast<uint8_t>(ord0 + 3);
+		a.max_dest_rd_atomic = static_cast<uint8_t>(ird0 + 5);
+		const int mask = IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_MAX_QP_RD_ATOMIC |
+				 IBV_QP_MAX_DEST_RD_ATOMIC;
+		// RTS without a connection, and SQD from INIT: both refused.
+		for (ibv_qp_state st : { IBV_QPS_RTS, IBV_QPS_SQD }) {
+			a.qp_state = st;
+			c.check(ibv_modify_qp(qp, &a, mask) != 0, "modify_qp to %d accepted", st);
+			attrs(access, ord, ird);
+			c.check(access == access0 && ord == ord0 && ird == ird0,
+				"refused modify_qp to %d changed access %#x -> %#x, ORD %u -> %u, "
+				"IRD %u -> %u", st, access0, access, ord0, ord, ird0, ird);
+		}
+		a.qp_state = IBV_QPS_INIT;
+		c.check(!ibv_modify_qp(qp, &a, mask), "modify_qp to INIT: %s", strerror(errno));
+		attrs(access, ord, ird);
+		c.check(access == a.qp_access_flags && ord == a.max_rd_atomic &&
+			ird == a.max_dest_rd_atomic,
+			"after modify_qp to INIT: access %#x ORD %u IRD %u, want %#x %u %u", access,
+			ord, ird, a.qp_access_flags, a.max_rd_atomic, a.max_dest_rd_atomic);
+		ibv_destroy_qp(qp);
+		ibv_destroy_cq(cq);
+	});
+}
+
 void test_flush()
 {
 	run("modify to ERROR flushes every posted WR with its wr_id", [](Case &c) {
@@ -712,7 +763,7 @@ int main(int argc, char **argv)
 		std::printf("1..0 # SKIP device %s not found\n", name.c_str());
 		return 4;
 	}
-	std::printf("1..20\n");
+	std::printf("1..21\n");
 	run("open device, query limits, alloc PD", [&](Case &c) {
 		g.ctx = ibv_open_device(dev);
 		c.check(g.ctx, "open_device: %s", strerror(errno));
@@ -734,6 +785,7 @@ int main(int argc, char **argv)
 	test_mr();
 	test_cq();
 	test_qp_caps();
+	test_modify_atomic();
 	test_flush();
 	test_notify();
 	test_srq();

@@ -693,6 +693,30 @@ static void xiw_qp_state_changed(struct xiw_qp *qp,
 		tops->sq_kick(qp);
 }
 
+/*
+ * Make the transition to @new (< XIW_QP_NUM_STATES) if the table allows
+ * it.  @old and @tops receive the state left and the transport as read
+ * with the new state: the caller runs xiw_qp_state_changed() with them,
+ * once state_lock is released, if @old differs from @new.
+ */
+static int xiw_qp_transition_locked(struct xiw_qp *qp, enum xiw_qp_state new,
+				    enum ib_qp_state ib_state,
+				    enum xiw_qp_state *old,
+				    const struct xiw_qp_transport_ops **tops)
+{
+	lockdep_assert_held(&qp->state_lock);
+
+	if (!xiw_qp_transition_ok[qp->state][new] ||
+	    (new == XIW_QP_RTS && !qp->tops))
+		return -EINVAL;
+	*old = qp->state;
+	WRITE_ONCE(qp->state, new);
+	if (new == XIW_QP_IDLE)
+		qp->ib_idle_state = ib_state;
+	*tops = qp->tops;
+	return 0;
+}
+
 /* Change the state under state_lock; then run hooks and flush unlocked. */
 static int xiw_qp_set_state(struct xiw_qp *qp, enum xiw_qp_state new,
 			    enum ib_qp_state ib_state)
@@ -700,25 +724,17 @@ static int xiw_qp_set_state(struct xiw_qp *qp, enum xiw_qp_state new,
 	const struct xiw_qp_transport_ops *tops;
 	enum xiw_qp_state old;
 	unsigned long flags;
+	int rv;
 
 	if (new >= XIW_QP_NUM_STATES)
 		return -EINVAL;
 	spin_lock_irqsave(&qp->state_lock, flags);
-	old = qp->state;
-	if (!xiw_qp_transition_ok[old][new] ||
-	    (new == XIW_QP_RTS && !qp->tops)) {
-		spin_unlock_irqrestore(&qp->state_lock, flags);
-		return -EINVAL;
-	}
-	WRITE_ONCE(qp->state, new);
-	if (new == XIW_QP_IDLE)
-		qp->ib_idle_state = ib_state;
-	tops = qp->tops;
+	rv = xiw_qp_transition_locked(qp, new, ib_state, &old, &tops);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	if (old != new)
+	if (!rv && old != new)
 		xiw_qp_state_changed(qp, tops, old, new);
-	return 0;
+	return rv;
 }
 
 /**
@@ -1011,7 +1027,8 @@ static int xiw_ib_to_qp_state(enum ib_qp_state ib, enum xiw_qp_state *state)
  * @udata: user data (none in the ABI)
  *
  * Only state, access flags and the RDMA Read depths mean something for an
- * iWARP QP; the other standard attributes are accepted and ignored.
+ * iWARP QP; the other standard attributes are accepted and ignored.  A
+ * call that fails changes nothing, not even the attributes it carried.
  *
  * Return: 0; -EOPNOTSUPP for non-standard attribute bits; -EINVAL for bad
  * values or a transition the state table refuses.
@@ -1020,8 +1037,10 @@ int xiw_modify_qp(struct ib_qp *base_qp, struct ib_qp_attr *attr, int mask,
 		  struct ib_udata *udata)
 {
 	struct xiw_qp *qp = to_xiw_qp(base_qp);
-	enum xiw_qp_state new = XIW_QP_IDLE;
+	const struct xiw_qp_transport_ops *tops = NULL;
+	enum xiw_qp_state new = XIW_QP_IDLE, old = XIW_QP_IDLE;
 	unsigned long flags;
+	int rv = 0;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
 		return -EOPNOTSUPP;
@@ -1037,29 +1056,38 @@ int xiw_modify_qp(struct ib_qp *base_qp, struct ib_qp_attr *attr, int mask,
 	if ((mask & IB_QP_STATE) && xiw_ib_to_qp_state(attr->qp_state, &new))
 		return -EINVAL;
 
+	/*
+	 * All or nothing: the attributes change together with a transition
+	 * the table allows, under the lock that orders the transitions, or
+	 * not at all (a refused modify_qp leaves the QP as it was).
+	 */
 	spin_lock_irqsave(&qp->state_lock, flags);
-	if (mask & IB_QP_ACCESS_FLAGS)
-		qp->access = attr->qp_access_flags;
-	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
-		qp->ord = attr->max_rd_atomic;
-	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
-		qp->ird = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_STATE) {
+		/*
+		 * A graceful close asked for after the connection already
+		 * failed (librdmacm's rdma_disconnect() moves the QP to SQD
+		 * first, also after the peer reset the stream) has nothing
+		 * left to do: the QP stays where it is.
+		 */
+		if (new == XIW_QP_CLOSING && (qp->state == XIW_QP_TERMINATE ||
+					      qp->state == XIW_QP_ERROR))
+			new = qp->state;
+		rv = xiw_qp_transition_locked(qp, new, attr->qp_state, &old,
+					      &tops);
+	}
+	if (!rv) {
+		if (mask & IB_QP_ACCESS_FLAGS)
+			qp->access = attr->qp_access_flags;
+		if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+			qp->ord = attr->max_rd_atomic;
+		if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+			qp->ird = attr->max_dest_rd_atomic;
+	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	if (!(mask & IB_QP_STATE))
-		return 0;
-	/*
-	 * A graceful close asked for after the connection already failed
-	 * (librdmacm's rdma_disconnect() moves the QP to SQD first, also
-	 * after the peer reset the stream) has nothing left to do.
-	 */
-	if (new == XIW_QP_CLOSING) {
-		enum xiw_qp_state cur = READ_ONCE(qp->state);
-
-		if (cur == XIW_QP_TERMINATE || cur == XIW_QP_ERROR)
-			return 0;
-	}
-	return xiw_qp_set_state(qp, new, attr->qp_state);
+	if (!rv && (mask & IB_QP_STATE) && old != new)
+		xiw_qp_state_changed(qp, tops, old, new);
+	return rv;
 }
 
 /**
