@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// Small libibverbs helpers shared by the xiw test tools.
+// Small libibverbs helpers shared by the xiw test tools, and the RAII
+// owners of verbs (and, where librdmacm's header exists, rdma_cm) objects
+// and of memory mappings.
 
 #ifndef XIW_VERBS_UTIL_H
 #define XIW_VERBS_UTIL_H
 
 #include <infiniband/verbs.h>
+#if __has_include(<rdma/rdma_cma.h>)
+#include <rdma/rdma_cma.h>
+#endif
 #include <netdb.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,9 +20,124 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace xiw {
+
+// Owner of one object that @Destroy (ibv_dealloc_pd, ibv_destroy_qp, ...)
+// destroys: move-only, the object goes with its owner.  destroy() is for
+// callers that want the result: it destroys now and, if the call fails,
+// keeps the object (a verbs destroy that fails leaves it alive).
+template <class T, auto Destroy>
+class Owned {
+public:
+	Owned() = default;
+	explicit Owned(T *p) : p_(p) {}
+	Owned(const Owned &) = delete;
+	Owned &operator=(const Owned &) = delete;
+	Owned(Owned &&o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+	Owned &operator=(Owned &&o) noexcept
+	{
+		if (this != &o) {
+			reset();
+			p_ = std::exchange(o.p_, nullptr);
+		}
+		return *this;
+	}
+	~Owned() { reset(); }
+
+	T *get() const { return p_; }
+	T *operator->() const { return p_; }
+	explicit operator bool() const { return p_ != nullptr; }
+	// Give the object up without destroying it.
+	T *release() { return std::exchange(p_, nullptr); }
+
+	// Destroy the object now: 0, or the destroy call's error (the
+	// object is kept).  Destroy calls without a result count as 0.
+	int destroy()
+	{
+		if (!p_)
+			return 0;
+		if constexpr (std::is_void_v<decltype(Destroy(p_))>) {
+			Destroy(std::exchange(p_, nullptr));
+			return 0;
+		} else {
+			int rv = Destroy(p_);
+			if (!rv)
+				p_ = nullptr;
+			return rv;
+		}
+	}
+
+	// Destroy the object (ignoring the result) and own @p instead.
+	void reset(T *p = nullptr)
+	{
+		if (p_ && p_ != p)
+			Destroy(p_);
+		p_ = p;
+	}
+
+private:
+	T *p_ = nullptr;
+};
+
+using DeviceList = Owned<ibv_device *, ibv_free_device_list>;
+using Context = Owned<ibv_context, ibv_close_device>;
+using Pd = Owned<ibv_pd, ibv_dealloc_pd>;
+using Mr = Owned<ibv_mr, ibv_dereg_mr>;
+using Cq = Owned<ibv_cq, ibv_destroy_cq>;
+using Qp = Owned<ibv_qp, ibv_destroy_qp>;
+using Srq = Owned<ibv_srq, ibv_destroy_srq>;
+using CompChannel = Owned<ibv_comp_channel, ibv_destroy_comp_channel>;
+#if __has_include(<rdma/rdma_cma.h>)
+using CmChannel = Owned<rdma_event_channel, rdma_destroy_event_channel>;
+using CmId = Owned<rdma_cm_id, rdma_destroy_id>;
+#endif
+
+// A memory mapping (mmap()'s result), unmapped when its owner goes.
+class Mapping {
+public:
+	Mapping() = default;
+	// Owns [@addr, @addr + @len); MAP_FAILED or nullptr: nothing.
+	Mapping(void *addr, size_t len)
+		: addr_(addr == MAP_FAILED ? nullptr : addr), len_(addr_ ? len : 0)
+	{
+	}
+	Mapping(const Mapping &) = delete;
+	Mapping &operator=(const Mapping &) = delete;
+	Mapping(Mapping &&o) noexcept
+		: addr_(std::exchange(o.addr_, nullptr)), len_(std::exchange(o.len_, 0))
+	{
+	}
+	Mapping &operator=(Mapping &&o) noexcept
+	{
+		if (this != &o) {
+			reset();
+			addr_ = std::exchange(o.addr_, nullptr);
+			len_ = std::exchange(o.len_, 0);
+		}
+		return *this;
+	}
+	~Mapping() { reset(); }
+
+	uint8_t *data() const { return static_cast<uint8_t *>(addr_); }
+	size_t size() const { return len_; }
+	explicit operator bool() const { return addr_ != nullptr; }
+
+	void reset()
+	{
+		if (addr_)
+			munmap(addr_, len_);
+		addr_ = nullptr;
+		len_ = 0;
+	}
+
+private:
+	void *addr_ = nullptr;
+	size_t len_ = 0;
+};
 
 // A numeric address and port (empty: none) into @ss; 0 or getaddrinfo()'s
 // error (for gai_strerror()).
