@@ -5,9 +5,11 @@
 # and the unmodified libsiw provider (userspace/tools/xiw-cm-test): data
 # over Send, Write and Read, the SRQ limit event, and deliberate errors --
 # a Send with no receive posted, an RDMA Write to a bad STag and one beyond
-# the MR, more RDMA Reads at once than the ORD -- each on its own
-# connection while another keeps carrying traffic; and a client QP
-# destroyed while its connection comes up, 40 times.  xiw-cm-test checks the
+# the MR, more RDMA Reads at once than the ORD, a flush while a Read waits
+# for its response and the next one for its ORD slot (completions in
+# posting order) -- each on its own connection while another keeps
+# carrying traffic; and a client QP destroyed while its connection comes
+# up, 40 times.  xiw-cm-test checks the
 # completions, the affiliated async events and the QP states; this script
 # checks the TERMINATE triplet each error put on the wire (xiw logs every
 # TERMINATE it receives):

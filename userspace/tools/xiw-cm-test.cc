@@ -9,6 +9,8 @@
 //   - deliberate errors, each on its own connection while a long-lived one
 //     keeps carrying traffic: a Send with no receive posted, an RDMA Write
 //     to a bad STag, more RDMA Reads at once than the ORD allows;
+//   - a flush keeps posting order between the Read waiting for its
+//     response and the one held back behind it by ORD 1;
 //   - a client QP destroyed while its connection comes up (the data
 //     path's start racing destroy_qp): both ends hear of the end of the
 //     connection, and the long-lived one goes on.
@@ -436,10 +438,11 @@ const xiw::cli::Usage kUsage = {
 	"    (xiw or siw; libsiw drives them).  Send/Receive, RDMA Write and\n"
 	"    RDMA Read move data byte-exact; the SRQ limit event fires once;\n"
 	"    each deliberate error (a Send with no receive posted, a Write to a\n"
-	"    bad STag, more Reads at once than the ORD allows, a QP destroyed\n"
-	"    while its connection comes up) runs on its own connection while a\n"
-	"    long-lived one keeps carrying traffic, and its completions, the\n"
-	"    asynchronous events on both ends and the QP states are checked.\n"
+	"    bad STag, more Reads at once than the ORD allows, a flush behind a\n"
+	"    Read waiting for its response, a QP destroyed while its connection\n"
+	"    comes up) runs on its own connection while a long-lived one keeps\n"
+	"    carrying traffic, and its completions, the asynchronous events on\n"
+	"    both ends and the QP states are checked.\n"
 	"    Output is KTAP.\n"
 	"\n"
 	"OPTIONS\n"
@@ -479,7 +482,7 @@ int main(int argc, char **argv)
 	g_cli = parse_addr(cli_ip, 0);
 	std::setvbuf(stdout, nullptr, _IOLBF, 0);
 
-	std::printf("KTAP version 1\n1..7\n");
+	std::printf("KTAP version 1\n1..8\n");
 	g_ev.ch = rdma_create_event_channel();
 	if (!g_ev.ch || rdma_create_id(g_ev.ch, &g_listen, nullptr, RDMA_PS_TCP) ||
 	    rdma_bind_addr(g_listen, reinterpret_cast<sockaddr *>(&g_srv)) ||
@@ -584,6 +587,44 @@ int main(int argc, char **argv)
 			"QPs left RTS: client %d server %d", k.cli.state(), k.srv.state());
 		k.close();
 		traffic(c, keep, "the other connection", 0x50);
+	});
+
+	// With ORD 1 the requester keeps one Read waiting for its response in
+	// the ORQ and takes the next into its hands, where it waits for the
+	// slot; a flush then must complete the older one first.  After the
+	// first completion the pipeline is in that state nearly all the time.
+	run("flush with a Read waiting for its response and one held back by ORD 1: posting order",
+	    [&](Case &c) {
+		for (int round = 0; round < 4 && c.ok; round++) {
+			Conn k;
+			if (!k.connect(c, nullptr, nullptr, 1, 1))
+				return;
+			for (uint32_t i = 0; i < 16; i++)
+				c.check(!k.cli.post_send(i, IBV_WR_RDMA_READ, 32768 + i * 2048, 2048,
+							 k.srv.addr(i * 2048), k.srv.mr->rkey),
+					"post read %u", i);
+			auto wc = k.cli.poll(1);
+			ibv_qp_attr a = {};
+			a.qp_state = IBV_QPS_ERR;
+			c.check(!ibv_modify_qp(k.cli.id->qp, &a, IBV_QP_STATE), "modify to ERR");
+			auto rest = k.cli.poll(16 - wc.size());
+			wc.insert(wc.end(), rest.begin(), rest.end());
+			c.check(wc.size() == 16, "round %d: %zu of 16 reads completed", round,
+				wc.size());
+			std::string order;
+			bool in_order = true;
+			for (size_t i = 0; i < wc.size(); i++) {
+				in_order &= wc[i].wr_id == i;
+				order += (i ? " " : "") + std::to_string(wc[i].wr_id) +
+					 (wc[i].status == IBV_WC_SUCCESS ? "" : "F");
+			}
+			c.check(in_order, "round %d: completions out of posting order: %s (F: flushed)",
+				round, order.c_str());
+			if (c.ok)
+				diag("round %d: %s (F: flushed)", round, order.c_str());
+			k.close();
+		}
+		traffic(c, keep, "the other connection", 0x58);
 	});
 
 	run("Client QP destroyed while its connection comes up (40 times): each end hears of it, others go on",

@@ -1380,13 +1380,15 @@ void xiw_qp_tx_flush(struct xiw_conn *conn)
 	spin_lock_irqsave(&conn->lock, flags);
 	sqe = conn->tx_sqe_active;
 	conn->tx_sqe_active = false;
-	/* Oldest first: what waits in the ordered queue, then the current. */
+	/*
+	 * Oldest first: what waits in the ordered queue, the Reads and
+	 * Atomics waiting for their responses, then the request in
+	 * progress, which the engine took after all of them (a Read of its
+	 * own held back by a full ORQ or a fence among it).
+	 */
 	spin_lock(&conn->tx_pq->lock);
 	xiw_tx_pq_flush(conn->tx_pq);
 	spin_unlock(&conn->tx_pq->lock);
-	if (sqe && !conn->tx_pend)
-		xiw_sqe_complete(conn->qp, &conn->tx_sqe, 0,
-				 XIW_WC_WR_FLUSH_ERR);
 	for (n = 0; n < conn->orq_count; n++) {
 		e = &conn->orq[(conn->orq_head + n) % conn->ord];
 		if (!e->rtr)
@@ -1394,5 +1396,8 @@ void xiw_qp_tx_flush(struct xiw_conn *conn)
 					 XIW_WC_WR_FLUSH_ERR);
 	}
 	conn->orq_count = 0;
+	if (sqe && !conn->tx_pend)
+		xiw_sqe_complete(conn->qp, &conn->tx_sqe, 0,
+				 XIW_WC_WR_FLUSH_ERR);
 	spin_unlock_irqrestore(&conn->lock, flags);
 }
