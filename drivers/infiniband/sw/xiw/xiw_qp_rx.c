@@ -164,12 +164,13 @@ static enum xiw_proto_err xiw_rx_send_hdr(struct xiw_conn *conn)
 			ut->mo = 0;
 			ut->buf_len = xiw_rqe_length(&ut->rqe);
 		}
-		spin_unlock_irqrestore(&conn->lock, flags);
-		if (rv == -EINVAL) {
+		/* Completed under the lock: see xiw_rx_send_end(). */
+		if (rv == -EINVAL)
 			xiw_rqe_complete(conn->qp, &ut->rqe, 0, 0,
 					 XIW_WC_LOC_QP_OP_ERR);
+		spin_unlock_irqrestore(&conn->lock, flags);
+		if (rv == -EINVAL)
 			return XIW_ERR_RDMAP_CATASTROPHIC;
-		}
 	}
 	q.msn = ut->msn;
 	q.posted = ut->active ? 1 : 0;
@@ -434,8 +435,9 @@ static enum xiw_proto_err xiw_rx_atomic_resp_end(struct xiw_conn *conn)
 		st = XIW_WC_LOC_PROT_ERR;
 	conn->orq_head = (conn->orq_head + 1) % conn->ord;
 	conn->orq_count--;
-	spin_unlock_irqrestore(&conn->lock, flags);
+	/* Completed under the lock too: see xiw_rx_read_resp_end(). */
 	xiw_sqe_complete(qp, &done.sqe, XIW_ATOMIC_LEN, st);
+	spin_unlock_irqrestore(&conn->lock, flags);
 	if (st != XIW_WC_SUCCESS)
 		xiw_qp_modify(qp, XIW_QP_ERROR);
 	xiw_rx_orq_kick(conn);
@@ -455,13 +457,14 @@ static enum xiw_proto_err xiw_rx_imm_end(struct xiw_conn *conn)
 	spin_lock_irqsave(&conn->lock, flags);
 	owned = ut->active;
 	ut->active = false;
+	/* Completed under the lock: see xiw_rx_send_end(). */
+	if (owned) {
+		if (h->opcode == RDMAP_OP_IMM_DATA_SE)
+			ut->rqe.flags |= XIW_WQE_SOLICITED;
+		xiw_rqe_complete_imm(conn->qp, &ut->rqe, 0,
+				     (__force u32)cpu_to_be32(h->u.imm_data >> 32));
+	}
 	spin_unlock_irqrestore(&conn->lock, flags);
-	if (!owned)
-		return XIW_OK;	/* flushed meanwhile */
-	if (h->opcode == RDMAP_OP_IMM_DATA_SE)
-		ut->rqe.flags |= XIW_WQE_SOLICITED;
-	xiw_rqe_complete_imm(conn->qp, &ut->rqe, 0,
-			     (__force u32)cpu_to_be32(h->u.imm_data >> 32));
 	return XIW_OK;
 }
 
@@ -584,9 +587,10 @@ static enum xiw_proto_err xiw_rx_data(struct xiw_conn *conn, const u8 *data,
 		if (ut->active &&
 		    xiw_rx_place_rqe(conn, &ut->rqe, h->mo + off, data, len)) {
 			ut->active = false;
-			spin_unlock_irqrestore(&conn->lock, flags);
+			/* Completed under the lock: see xiw_rx_send_end(). */
 			xiw_rqe_complete(conn->qp, &ut->rqe, 0, 0,
 					 XIW_WC_LOC_PROT_ERR);
+			spin_unlock_irqrestore(&conn->lock, flags);
 			return XIW_ERR_RDMAP_CATASTROPHIC;
 		}
 		spin_unlock_irqrestore(&conn->lock, flags);
@@ -629,32 +633,38 @@ static enum xiw_proto_err xiw_rx_send_end(struct xiw_conn *conn)
 			spin_lock_irqsave(&conn->lock, flags);
 			owned = ut->active;
 			ut->active = false;
-			spin_unlock_irqrestore(&conn->lock, flags);
 			if (owned)
 				xiw_rqe_complete(qp, &ut->rqe, bytes, 0,
 						 XIW_WC_REM_INV_REQ_ERR);
+			spin_unlock_irqrestore(&conn->lock, flags);
 			return XIW_ERR_RDMAP_CANNOT_INVALIDATE;
 		}
 		inval = h->rsvdulp;
 	}
+	/*
+	 * Completed under the lock a flush takes: a flush between giving up
+	 * the receive and completing it would complete the receives behind
+	 * it, still in the ring, ahead of it.
+	 */
 	spin_lock_irqsave(&conn->lock, flags);
 	owned = ut->active;
 	ut->active = false;
+	if (owned) {
+		if (h->opcode == RDMAP_OP_SEND_SE ||
+		    h->opcode == RDMAP_OP_SEND_SE_INV)
+			ut->rqe.flags |= XIW_WQE_SOLICITED;
+		xiw_rqe_complete(qp, &ut->rqe, bytes, inval, XIW_WC_SUCCESS);
+	}
 	spin_unlock_irqrestore(&conn->lock, flags);
-	if (!owned)
-		return XIW_OK;	/* flushed meanwhile */
-	if (h->opcode == RDMAP_OP_SEND_SE || h->opcode == RDMAP_OP_SEND_SE_INV)
-		ut->rqe.flags |= XIW_WQE_SOLICITED;
-	xiw_rqe_complete(qp, &ut->rqe, bytes, inval, XIW_WC_SUCCESS);
 	return XIW_OK;
 }
 
 static enum xiw_proto_err xiw_rx_read_resp_end(struct xiw_conn *conn)
 {
 	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+	enum xiw_wc_status st = XIW_WC_SUCCESS;
 	struct xiw_orq_entry *e, done;
 	unsigned long flags;
-	bool complete = false;
 
 	spin_lock_irqsave(&conn->lock, flags);
 	if (!conn->orq_count) {
@@ -667,12 +677,8 @@ static enum xiw_proto_err xiw_rx_read_resp_end(struct xiw_conn *conn)
 		done = *e;
 		conn->orq_head = (conn->orq_head + 1) % conn->ord;
 		conn->orq_count--;
-		complete = !done.rtr;
 	}
-	spin_unlock_irqrestore(&conn->lock, flags);
-	if (complete) {
-		enum xiw_wc_status st = XIW_WC_SUCCESS;
-
+	if (h->last && !done.rtr) {
 		/*
 		 * RDMA Read with local invalidate (rdma_rw's iWARP reads):
 		 * the sink STag is invalid once the data is in, before the
@@ -683,10 +689,16 @@ static enum xiw_proto_err xiw_rx_read_resp_end(struct xiw_conn *conn)
 		    xiw_mr_invalidate(conn->qp->xdev, conn->qp->base_qp.pd,
 				      done.sqe.sge[0].lkey) != XIW_ACC_OK)
 			st = XIW_WC_LOC_PROT_ERR;
+		/*
+		 * Completed under the lock a flush takes: a flush between
+		 * the dequeue and the completion would complete the Reads
+		 * behind this one (the engine's, the ORQ's) ahead of it.
+		 */
 		xiw_sqe_complete(conn->qp, &done.sqe, done.received, st);
-		if (st != XIW_WC_SUCCESS)
-			xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 	}
+	spin_unlock_irqrestore(&conn->lock, flags);
+	if (st != XIW_WC_SUCCESS)
+		xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 	if (h->last)
 		xiw_rx_orq_kick(conn);
 	return XIW_OK;
