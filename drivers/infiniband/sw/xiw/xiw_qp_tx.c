@@ -479,12 +479,17 @@ static int xiw_tx_sqe_done(struct xiw_conn *conn, enum xiw_wc_status status)
 		xiw_tx_pq_reap(pq);
 		spin_unlock(&pq->lock);
 	}
-	spin_unlock_irqrestore(&conn->lock, flags);
-	conn->tx_complete = false;
-	conn->tx_imm = false;
+	/*
+	 * Completed under the lock a flush takes: a flush between the
+	 * release and the completion would complete the requests behind
+	 * this one, still in the ring, ahead of it.
+	 */
 	if (owned && direct)
 		xiw_sqe_complete(conn->qp, &conn->tx_sqe, conn->tx_sqe_len,
 				 status);
+	spin_unlock_irqrestore(&conn->lock, flags);
+	conn->tx_complete = false;
+	conn->tx_imm = false;
 	if (p && p->zc)
 		xiw_ubuf_put(&p->ubuf);	/* the engine's reference */
 	return 0;
