@@ -6,13 +6,13 @@
 # over Send, Write and Read, the SRQ limit event, and deliberate errors --
 # a Send with no receive posted, an RDMA Write to a bad STag and one beyond
 # the MR, more RDMA Reads at once than the ORD, a flush while a Read waits
-# for its response and the next one for its ORD slot (completions in
-# posting order) -- each on its own connection while another keeps
-# carrying traffic; and a client QP destroyed while its connection comes
-# up, 40 times.  xiw-cm-test checks the
-# completions, the affiliated async events and the QP states; this script
-# checks the TERMINATE triplet each error put on the wire (xiw logs every
-# TERMINATE it receives):
+# for its response and the next one for its ORD slot, a Read refused
+# behind one waiting (completions in posting order) -- each on its own
+# connection while another keeps carrying traffic; and a client QP
+# destroyed while its connection comes up, 40 times.  xiw-cm-test checks
+# the completions, the affiliated async events and the QP states; this
+# script checks the TERMINATE triplet each error put on the wire (xiw logs
+# every TERMINATE it receives):
 #
 #   no receive posted   DDP (1), untagged buffer (2), no buffer (0x02)
 #   unknown STag        DDP (1), tagged buffer (1), invalid STag (0x00)

@@ -10,7 +10,8 @@
 //     keeps carrying traffic: a Send with no receive posted, an RDMA Write
 //     to a bad STag, more RDMA Reads at once than the ORD allows;
 //   - a flush keeps posting order between the Read waiting for its
-//     response and the one held back behind it by ORD 1;
+//     response and the one held back behind it by ORD 1, and so does the
+//     error of a Read the requester refuses behind it;
 //   - a client QP destroyed while its connection comes up (the data
 //     path's start racing destroy_qp): both ends hear of the end of the
 //     connection, and the long-lived one goes on.
@@ -438,11 +439,11 @@ const xiw::cli::Usage kUsage = {
 	"    (xiw or siw; libsiw drives them).  Send/Receive, RDMA Write and\n"
 	"    RDMA Read move data byte-exact; the SRQ limit event fires once;\n"
 	"    each deliberate error (a Send with no receive posted, a Write to a\n"
-	"    bad STag, more Reads at once than the ORD allows, a flush behind a\n"
-	"    Read waiting for its response, a QP destroyed while its connection\n"
-	"    comes up) runs on its own connection while a long-lived one keeps\n"
-	"    carrying traffic, and its completions, the asynchronous events on\n"
-	"    both ends and the QP states are checked.\n"
+	"    bad STag, more Reads at once than the ORD allows, a flush or a\n"
+	"    refused Read behind a Read waiting for its response, a QP destroyed\n"
+	"    while its connection comes up) runs on its own connection while a\n"
+	"    long-lived one keeps carrying traffic, and its completions, the\n"
+	"    asynchronous events on both ends and the QP states are checked.\n"
 	"    Output is KTAP.\n"
 	"\n"
 	"OPTIONS\n"
@@ -482,7 +483,7 @@ int main(int argc, char **argv)
 	g_cli = parse_addr(cli_ip, 0);
 	std::setvbuf(stdout, nullptr, _IOLBF, 0);
 
-	std::printf("KTAP version 1\n1..8\n");
+	std::printf("KTAP version 1\n1..9\n");
 	g_ev.ch = rdma_create_event_channel();
 	if (!g_ev.ch || rdma_create_id(g_ev.ch, &g_listen, nullptr, RDMA_PS_TCP) ||
 	    rdma_bind_addr(g_listen, reinterpret_cast<sockaddr *>(&g_srv)) ||
@@ -625,6 +626,49 @@ int main(int argc, char **argv)
 			k.close();
 		}
 		traffic(c, keep, "the other connection", 0x58);
+	});
+
+	// A Read of two SGEs is refused when the requester takes it (one sink
+	// SGE only): its error completion, and the QP's ERROR, come while the
+	// Read before it waits for its response, which must complete first.
+	run("a refused Read behind a Read waiting for its response: posting order", [&](Case &c) {
+		for (int round = 0; round < 4 && c.ok; round++) {
+			Conn k;
+			if (!k.connect(c))
+				return;
+			c.check(!k.cli.post_send(1, IBV_WR_RDMA_READ, 32768, 2048, k.srv.addr(0),
+						 k.srv.mr->rkey), "post read");
+			ibv_sge sge[2] = {
+				{ k.cli.addr(40960), 1024, k.cli.mr->lkey },
+				{ k.cli.addr(45056), 1024, k.cli.mr->lkey },
+			};
+			ibv_send_wr wr = {}, *bad = nullptr;
+			wr.wr_id = 2;
+			wr.sg_list = sge;
+			wr.num_sge = 2;
+			wr.opcode = IBV_WR_RDMA_READ;
+			wr.send_flags = IBV_SEND_SIGNALED;
+			wr.wr.rdma.remote_addr = k.srv.addr(2048);
+			wr.wr.rdma.rkey = k.srv.mr->rkey;
+			c.check(!ibv_post_send(k.cli.id->qp, &wr, &bad), "post read of 2 SGEs");
+			auto wc = k.cli.poll(2);
+			c.check(wc.size() == 2, "round %d: %zu completions", round, wc.size());
+			if (wc.size() == 2) {
+				c.check(wc[0].wr_id == 1 && wc[1].wr_id == 2,
+					"round %d: completions %lu (%s), %lu (%s): out of posting order",
+					round, (unsigned long)wc[0].wr_id,
+					ibv_wc_status_str(wc[0].status), (unsigned long)wc[1].wr_id,
+					ibv_wc_status_str(wc[1].status));
+				c.check(wc[1].wr_id != 2 || wc[1].status == IBV_WC_LOC_QP_OP_ERR,
+					"round %d: the refused Read completed with %s", round,
+					ibv_wc_status_str(wc[1].status));
+				diag("round %d: %lu %s, %lu %s", round, (unsigned long)wc[0].wr_id,
+				     ibv_wc_status_str(wc[0].status), (unsigned long)wc[1].wr_id,
+				     ibv_wc_status_str(wc[1].status));
+			}
+			k.close();
+		}
+		traffic(c, keep, "the other connection", 0x5c);
 	});
 
 	run("Client QP destroyed while its connection comes up (40 times): each end hears of it, others go on",

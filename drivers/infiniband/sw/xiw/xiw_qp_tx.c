@@ -495,9 +495,40 @@ static int xiw_tx_sqe_done(struct xiw_conn *conn, enum xiw_wc_status status)
 	return 0;
 }
 
-/* A local error on the send work request: complete it and fail the QP. */
+/*
+ * Complete the Reads and Atomics waiting for their responses with
+ * WR_FLUSH_ERR, oldest first; a response that comes later finds the ORQ
+ * empty and is dropped.
+ */
+static void xiw_tx_orq_flush_locked(struct xiw_conn *conn)
+{
+	struct xiw_orq_entry *e;
+	u32 n;
+
+	lockdep_assert_held(&conn->lock);
+
+	for (n = 0; n < conn->orq_count; n++) {
+		e = &conn->orq[(conn->orq_head + n) % conn->ord];
+		if (!e->rtr)
+			xiw_sqe_complete(conn->qp, &e->sqe, 0,
+					 XIW_WC_WR_FLUSH_ERR);
+	}
+	conn->orq_count = 0;
+}
+
+/*
+ * A local error on the send work request: complete it and fail the QP.
+ * The Reads and Atomics still waiting for their responses were posted
+ * before it and go first, flushed: its error completion must not overtake
+ * theirs, which the QP's ERROR would otherwise only write after it.
+ */
 static void xiw_tx_sqe_fail(struct xiw_conn *conn, enum xiw_wc_status status)
 {
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	xiw_tx_orq_flush_locked(conn);
+	spin_unlock_irqrestore(&conn->lock, flags);
 	xiw_tx_sqe_done(conn, status);
 	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
 	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
@@ -1377,10 +1408,8 @@ void xiw_qp_tx_work(struct work_struct *work)
  */
 void xiw_qp_tx_flush(struct xiw_conn *conn)
 {
-	struct xiw_orq_entry *e;
 	unsigned long flags;
 	bool sqe;
-	u32 n;
 
 	spin_lock_irqsave(&conn->lock, flags);
 	sqe = conn->tx_sqe_active;
@@ -1394,13 +1423,7 @@ void xiw_qp_tx_flush(struct xiw_conn *conn)
 	spin_lock(&conn->tx_pq->lock);
 	xiw_tx_pq_flush(conn->tx_pq);
 	spin_unlock(&conn->tx_pq->lock);
-	for (n = 0; n < conn->orq_count; n++) {
-		e = &conn->orq[(conn->orq_head + n) % conn->ord];
-		if (!e->rtr)
-			xiw_sqe_complete(conn->qp, &e->sqe, 0,
-					 XIW_WC_WR_FLUSH_ERR);
-	}
-	conn->orq_count = 0;
+	xiw_tx_orq_flush_locked(conn);
 	if (sqe && !conn->tx_pend)
 		xiw_sqe_complete(conn->qp, &conn->tx_sqe, 0,
 				 XIW_WC_WR_FLUSH_ERR);
