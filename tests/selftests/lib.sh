@@ -17,6 +17,8 @@
 #            xfail CMD... expects CMD to fail.
 # Waiting:   wait_for TIMEOUT CMD... polls CMD every 0.1 s for TIMEOUT s;
 #            xiw_sleep SECONDS sleeps without starting a process.
+# Leaks:     kmemleak_clear forgets what kmemleak has reported so far;
+#            kmemleak_new VAR scans and puts what it finds new into VAR.
 # Objects:   add_dummy, add_veth, setup_ns, xiw_ns_pair, xiw_ns_veth,
 #            xiw_add (xiw_on_dummies) record what they create;
 #            cleanup (also the EXIT trap) deletes it.  need_module loads a
@@ -283,6 +285,29 @@ stop_bg() {
 }
 
 record() { echo "$*" >>"$XIW_TMP/objects"; }
+
+KMEMLEAK=/sys/kernel/debug/kmemleak
+
+# kmemleak_clear: from now on a scan reports only new suspects: one scan
+# reports what is unreferenced already, which clear then marks as not
+# leaked.  Fails without kmemleak.
+kmemleak_clear() {
+	[ -w "$KMEMLEAK" ] || return 1
+	echo "# + echo scan > $KMEMLEAK; echo clear > $KMEMLEAK"
+	echo scan >"$KMEMLEAK"
+	echo clear >"$KMEMLEAK"
+}
+
+# kmemleak_new VAR: scan for leaks into VAR (empty: none).  kmemleak
+# leaves objects younger than 5 s alone, so it scans, lets the last
+# frees and allocations age, and scans again.
+kmemleak_new() {
+	echo "# + echo scan > $KMEMLEAK (twice, 6 s apart)"
+	echo scan >"$KMEMLEAK"
+	xiw_sleep 6
+	echo scan >"$KMEMLEAK"
+	printf -v "$1" '%s' "$(<"$KMEMLEAK")"
+}
 
 # need_module MOD: load MOD unless it is loaded (or built in) already.
 need_module() {
