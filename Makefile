@@ -17,7 +17,7 @@ all: module
 
 help:
 	@echo 'make                   xiw.ko for KDIR ($(KDIR))'
-	@echo 'make modules KVER=K    xiw.ko for the pinned Debian kernel K (6.1, 6.12, 6.12-rt, 7.3), W=1 -Werror'
+	@echo 'make modules KVER=K    xiw.ko for the pinned Debian kernel K (6.1, 6.12, 6.12-rt, 7.3, 7.3-rt), W=1 -Werror'
 	@echo 'make install           install xiw.ko for KDIR into /lib/modules/<kver>/updates'
 	@echo 'make unit              userspace build and GoogleTest suites'
 	@echo 'make vm KVER=K         in-VM selftests on kernel K'
