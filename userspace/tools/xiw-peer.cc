@@ -36,17 +36,15 @@
 #include "xiw_cli.h"
 #include "xiw_pattern.h"
 #include "xiw_peer_decode.h"
+#include "xiw_peer_target.h"
 #include "xiw_peer_wire.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -71,165 +69,6 @@ struct Options {
 	unsigned soft_rnr_ms = 0;	// the device's soft_rnr_ms, 0: not set
 	bool quiet = false;
 	double timeout = 10;
-};
-
-std::string fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char *f, ...)
-{
-	char b[512];
-	va_list ap;
-
-	va_start(ap, f);
-	vsnprintf(b, sizeof(b), f, ap);
-	va_end(ap);
-	return b;
-}
-
-// ---------------------------------------------------------------------
-// xiw-target, driven over its stdin and stdout
-
-struct Reply {
-	bool ok = false;
-	std::string line;
-	std::map<std::string, std::string> kv;
-	std::vector<std::string> words;
-
-	const std::string &at(const std::string &k) const
-	{
-		auto it = kv.find(k);
-		if (it == kv.end())
-			throw Failure("xiw-target reply has no " + k + ": " + line);
-		return it->second;
-	}
-};
-
-class Target {
-public:
-	~Target() { stop(); }
-
-	void start(const Options &o)
-	{
-		int in[2], out[2];
-
-		if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
-			throw Failure("pipe failed");
-		pid_ = fork();
-		if (pid_ < 0)
-			throw Failure("fork failed");
-		if (!pid_) {
-			dup2(in[0], 0);
-			dup2(out[1], 1);
-			std::string port = std::to_string(o.port);
-			execl(o.target.c_str(), o.target.c_str(), "-p", port.c_str(),
-			      o.addr.c_str(), (char *)nullptr);
-			perror("exec xiw-target");
-			_exit(127);
-		}
-		::close(in[0]);
-		::close(out[1]);
-		wfd_ = in[1];
-		rfd_ = out[0];
-		std::string l = line(30);
-		if (l.rfind("ready", 0) != 0)
-			throw Failure("xiw-target did not start: " + l);
-	}
-
-	// Has the target exited?  Reaps it and describes how.
-	bool dead(std::string &how)
-	{
-		int st;
-
-		if (pid_ <= 0 || waitpid(pid_, &st, WNOHANG) != pid_)
-			return false;
-		how = WIFSIGNALED(st) ? fmt("killed by signal %d", WTERMSIG(st))
-				      : fmt("exit status %d", WEXITSTATUS(st));
-		pid_ = 0;
-		stop();
-		return true;
-	}
-
-	void stop()
-	{
-		if (pid_ <= 0)
-			return;
-		if (wfd_ >= 0) {
-			(void)!::write(wfd_, "quit\n", 5);
-			::close(wfd_);
-			wfd_ = -1;
-		}
-		for (int i = 0; i < 100; i++) {
-			if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-				pid_ = 0;
-				break;
-			}
-			std::this_thread::sleep_for(50ms);
-		}
-		if (pid_ > 0) {
-			kill(pid_, SIGKILL);
-			waitpid(pid_, nullptr, 0);
-			pid_ = 0;
-		}
-		if (rfd_ >= 0)
-			::close(rfd_);
-		rfd_ = -1;
-	}
-
-	Reply cmd(const std::string &c, double timeout = 40)
-	{
-		std::string l = c + "\n";
-		if (::write(wfd_, l.data(), l.size()) != ssize_t(l.size()))
-			throw Failure("xiw-target is gone (write " + c + ")");
-		Reply r;
-		r.line = line(timeout);
-		std::istringstream is(r.line);
-		std::string w;
-		while (is >> w) {
-			r.words.push_back(w);
-			auto eq = w.find('=');
-			if (eq != std::string::npos)
-				r.kv[w.substr(0, eq)] = w.substr(eq + 1);
-		}
-		r.ok = !r.words.empty() && r.words[0] == "ok";
-		return r;
-	}
-
-	Reply must(const std::string &c, double timeout = 40)
-	{
-		Reply r = cmd(c, timeout);
-		if (!r.ok)
-			throw Failure("xiw-target " + c + ": " + r.line);
-		return r;
-	}
-
-private:
-	std::string line(double timeout)
-	{
-		auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(int(timeout * 1000));
-		for (;;) {
-			auto nl = buf_.find('\n');
-			if (nl != std::string::npos) {
-				std::string l = buf_.substr(0, nl);
-				buf_.erase(0, nl + 1);
-				return l;
-			}
-			auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-				end - std::chrono::steady_clock::now()).count();
-			if (left <= 0)
-				throw Failure("xiw-target did not answer in time");
-			pollfd pf = { rfd_, POLLIN, 0 };
-			if (poll(&pf, 1, int(left)) <= 0)
-				continue;
-			char b[4096];
-			ssize_t n = ::read(rfd_, b, sizeof(b));
-			if (n <= 0)
-				throw Failure("xiw-target exited");
-			buf_.append(b, size_t(n));
-		}
-	}
-
-	pid_t pid_ = 0;
-	int wfd_ = -1, rfd_ = -1;
-	std::string buf_;
 };
 
 // ---------------------------------------------------------------------
@@ -2244,7 +2083,7 @@ int run(const Options &o)
 
 	Target t;
 	try {
-		t.start(o);
+		t.start(o.target, o.addr, o.port);
 	} catch (const Failure &f) {
 		printf("KTAP version 1\n1..0 # SKIP %s\n", f.what());
 		return 4;
@@ -2279,7 +2118,7 @@ int run(const Options &o)
 		if (t.dead(how)) {
 			printf("# xiw-target died (%s) before %s: restarted\n", how.c_str(), s->name);
 			try {
-				t.start(o);
+				t.start(o.target, o.addr, o.port);
 			} catch (const Failure &f) {
 				printf("not ok %d %s # xiw-target: %s\n", n, s->name, f.what());
 				fail++;

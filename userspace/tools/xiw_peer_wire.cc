@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 
@@ -46,6 +48,17 @@ std::string hex(const uint8_t *p, size_t n)
 		s += d[p[i] & 15];
 	}
 	return s;
+}
+
+std::string fmt(const char *f, ...)
+{
+	char b[512];
+	va_list ap;
+
+	va_start(ap, f);
+	vsnprintf(b, sizeof(b), f, ap);
+	va_end(ap);
+	return b;
 }
 
 std::string term_str(const xiw_term_code &c)

@@ -142,6 +142,7 @@ xiw_rdmap_hdr untagged(uint8_t opcode, uint32_t qn, uint32_t msn, uint32_t mo, b
 xiw_rdmap_hdr tagged(uint8_t opcode, uint32_t stag, uint64_t to, bool last);
 
 std::string hex(const uint8_t *p, size_t n);
+std::string fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 std::string term_str(const xiw_term_code &c);
 
 } // namespace xiw::peer
