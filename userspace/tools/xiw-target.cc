@@ -14,10 +14,20 @@
 // are decimal or 0x hex, timeouts seconds (fractional allowed, default
 // -T, 10 s).  EOF or quit tears everything down and exits 0.
 //
-//   accept [ird=N] [ord=N] [recvs=N] [rlen=N] [reject=1] [pdata=HEX] [timeout=S]
+//   accept [ird=N] [ord=N] [recvs=N] [rlen=N] [reject=1] [pdata=HEX] [serve=1]
+//	[timeout=S]
 //	-> ok rejected pdata=HEX, or, having set up the connection, posted
 //	   the receives and accepted:
 //	   ok pdata=HEX rw=STAG:ADDR ro=.. wo=.. foreign=.. dead=.. len=65536
+//	serve=1: a thread of the connection keeps its receives posted: it
+//	waits for the CQ's completion events, polls it and posts a new
+//	receive of rlen for every one that completes successfully, until the
+//	first completion in error (see served); poll and post_recv are
+//	refused meanwhile (xiw-peer fuzz)
+//   served [min=N] [timeout=S]	wait until a serving connection has had
+//	N receives complete successfully -> ok recvs=K errors=E; err
+//	timeout ... when that does not happen in time, err stopped ... when
+//	a receive completed in error first (none succeeds after that)
 //   connect ADDR PORT [ird=N] [ord=N] [recvs=N] [rlen=N] [qpn=N] [timeout=S]
 //	the active side instead: resolves ADDR, sets up the connection as
 //	accept does, posts the receives and calls rdma_connect(); answers
@@ -68,6 +78,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -78,6 +89,7 @@
 #include <initializer_list>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <sstream>
 #include <string>
@@ -141,6 +153,8 @@ const xiw::cli::Usage kUsage = {
 	"\n"
 	"COMMANDS\n"
 	"    accept [ird=N] [ord=N] [recvs=N] [rlen=N] [reject=1] [pdata=HEX]\n"
+	"        [serve=1]\n"
+	"    served [min=N] [timeout=S]\n"
 	"    connect ADDR PORT [ird=N] [ord=N] [recvs=N] [rlen=N] [qpn=N]\n"
 	"    idle [cqe=N]\n"
 	"    established, cmevent, async         [timeout=S]\n"
@@ -373,6 +387,18 @@ struct Region {
 	uint32_t rkey = 0;
 };
 
+// The receive server of a connection accepted with serve=1.
+struct Serve {
+	ibv_comp_channel *ch = nullptr;	// the CQ's completion events
+	std::thread thread;
+	std::atomic<bool> stop{ false };
+	std::mutex lock;		// guards ok, errors, failed
+	std::condition_variable changed;	// ok or errors grew
+	uint64_t ok = 0, errors = 0;	// receive completions so far
+	std::string failed;		// why the server gave up, if it did
+	uint64_t rlen = 0;
+};
+
 // The current connection and everything it owns.
 struct Conn {
 	rdma_cm_id *id = nullptr;
@@ -384,6 +410,7 @@ struct Conn {
 	uint64_t wr_next = 1;		// default wr_id of the next post
 	std::deque<CmEvent> events;	// of id, already acked
 	std::vector<std::thread> deregs;	// dereg commands that timed out
+	std::unique_ptr<Serve> serve;	// accept serve=1
 
 	Conn() = default;
 	Conn(const Conn &) = delete;
@@ -417,6 +444,10 @@ const RegionSpec kRegions[] = {
 // also rejects a connection request never answered.
 Conn::~Conn()
 {
+	if (serve && serve->thread.joinable()) {
+		serve->stop = true;
+		serve->thread.join();
+	}
 	if (has_qp)
 		rdma_destroy_qp(id);
 	// A deregistration may wait for the QP; it is gone now.
@@ -427,6 +458,8 @@ Conn::~Conn()
 			warn("ibv_dereg_mr", rv);
 	if (int rv = cq ? ibv_destroy_cq(cq) : 0)
 		warn("ibv_destroy_cq", rv);
+	if (int rv = serve && serve->ch ? ibv_destroy_comp_channel(serve->ch) : 0)
+		warn("ibv_destroy_comp_channel", rv);
 	for (ibv_pd *p : { pd2, pd })
 		if (int rv = p ? ibv_dealloc_pd(p) : 0)
 			warn("ibv_dealloc_pd", rv);
@@ -457,7 +490,12 @@ std::string setup(Conn &c, int cqe = 256)
 	ibv_context *ctx = c.id->verbs;
 	if (!(c.pd = ibv_alloc_pd(ctx)) || !(c.pd2 = ibv_alloc_pd(ctx)))
 		return fmt("alloc_pd: %s", strerror(errno));
-	if (!(c.cq = ibv_create_cq(ctx, cqe, nullptr, nullptr, 0)))
+	ibv_comp_channel *ch = nullptr;
+	if (c.serve && !(ch = c.serve->ch = ibv_create_comp_channel(ctx)))
+		return fmt("create_comp_channel: %s", strerror(errno));
+	if (ch && !set_nonblocking(ch->fd))
+		return fmt("non-blocking completion channel: %s", strerror(errno));
+	if (!(c.cq = ibv_create_cq(ctx, cqe, nullptr, ch, 0)))
 		return fmt("create_cq: %s", strerror(errno));
 	ibv_qp_init_attr ia = {};
 	ia.send_cq = ia.recv_cq = c.cq;
@@ -492,6 +530,67 @@ std::string post_recvs(Conn &c, uint64_t n, uint64_t len)
 			return fmt("post_recv: %s", strerror(err_of(rv)));
 	}
 	return "";
+}
+
+// The thread of accept serve=1: reposts every receive that completes
+// successfully, so that a peer sending a stream of Sends never finds the
+// receive queue empty.  After the first completion in error (the QP went
+// to ERROR: flushes follow) it stops posting and only counts.  It sleeps
+// in the completion channel (with a timeout, to see stop): the CQ is
+// armed before every poll, so a completion after the poll raises an event.
+void serve_recvs(Conn &c)
+{
+	Serve &s = *c.serve;
+	bool posting = true;
+
+	auto give_up = [&s](const std::string &why) {
+		std::lock_guard<std::mutex> g(s.lock);
+		s.failed = why;
+		s.changed.notify_all();
+	};
+	while (!s.stop) {
+		if (ibv_req_notify_cq(c.cq, 0))
+			return give_up("ibv_req_notify_cq failed");
+		for (;;) {
+			ibv_wc wc[16];
+			int n = ibv_poll_cq(c.cq, 16, wc);
+			if (n < 0)
+				return give_up("ibv_poll_cq failed");
+			if (!n)
+				break;
+			uint64_t ok = 0, errors = 0;
+			std::string failed;
+			for (int i = 0; i < n; i++) {
+				if (wc[i].wr_id < kRecvWrid)
+					continue;	// a send of ours
+				if (wc[i].status != IBV_WC_SUCCESS) {
+					errors++;
+					posting = false;
+					continue;
+				}
+				ok++;
+				if (!posting)
+					continue;
+				if (std::string e = post_recvs(c, 1, s.rlen); !e.empty()) {
+					failed = e;
+					posting = false;
+				}
+			}
+			std::lock_guard<std::mutex> g(s.lock);
+			s.ok += ok;
+			s.errors += errors;
+			if (s.failed.empty())
+				s.failed = failed;
+			s.changed.notify_all();
+		}
+		pollfd p = { s.ch->fd, POLLIN, 0 };
+		if (::poll(&p, 1, 100) <= 0)
+			continue;
+		ibv_cq *cq;
+		void *ctx;
+		if (!ibv_get_cq_event(s.ch, &cq, &ctx))
+			ibv_ack_cq_events(cq, 1);
+	}
 }
 
 // " ID:STATUS:OPCODE:LEN[:imm=X][:inv=X]" of one completion.
@@ -541,7 +640,7 @@ public:
 			{ "state", &Target::state }, { "async", &Target::async },
 			{ "disconnect", &Target::disconnect }, { "close", &Target::close },
 			{ "connect", &Target::connect }, { "dereg", &Target::dereg },
-			{ "idle", &Target::idle },
+			{ "idle", &Target::idle }, { "served", &Target::served },
 			{ "quit", &Target::quit },
 		};
 		Args a(line);
@@ -630,13 +729,13 @@ private:
 
 	std::string accept(const Args &a)
 	{
-		a.shape(0, { "ird", "ord", "recvs", "rlen", "reject", "pdata", "timeout" });
+		a.shape(0, { "ird", "ord", "recvs", "rlen", "reject", "pdata", "serve", "timeout" });
 		rdma_conn_param p = {};
 		p.responder_resources = uint8_t(a.opt("ird", 4, 255));
 		p.initiator_depth = uint8_t(a.opt("ord", 4, 255));
 		p.retry_count = p.rnr_retry_count = 7;
 		uint64_t recvs = a.opt("recvs", 4, 1 << 20), rlen = a.opt("rlen", 1024, kRcvLen);
-		bool reject = a.opt("reject", 0, 1);
+		bool reject = a.opt("reject", 0, 1), serve = a.opt("serve", 0, 1);
 		std::vector<uint8_t> pdata = a.bytes("pdata");
 		p.private_data = pdata.empty() ? nullptr : pdata.data();
 		p.private_data_len = uint8_t(pdata.size());
@@ -656,6 +755,10 @@ private:
 			return fmt("err reject: %s", strerror(errno));
 		if (reject)
 			return "ok rejected pdata=" + got;
+		if (serve) {
+			c->serve = std::make_unique<Serve>();
+			c->serve->rlen = rlen;
+		}
 		std::string e = setup(*c);
 		if (e.empty())
 			e = post_recvs(*c, recvs, rlen);
@@ -663,6 +766,8 @@ private:
 			e = fmt("accept: %s", strerror(errno));
 		if (!e.empty())
 			return "err " + e;
+		if (serve)
+			c->serve->thread = std::thread(serve_recvs, std::ref(*c));
 
 		ctx_ = c->id->verbs;
 		std::string resp = "ok pdata=" + got;
@@ -891,6 +996,8 @@ private:
 	{
 		a.shape(2, {});
 		uint64_t n = a.num(0, 1 << 20, "N"), len = a.num(1, kRcvLen, "LEN");
+		if (need_conn().serve)
+			return "err serving";
 		std::string e = post_recvs(need_conn(), n, len);
 		return e.empty() ? "ok" : "err " + e;
 	}
@@ -901,6 +1008,8 @@ private:
 		uint64_t want = a.num(0, 1 << 16, "N");
 		Clock::time_point deadline = a.deadline(2);
 		Conn &c = need_conn();
+		if (c.serve)
+			return "err serving";
 		std::vector<ibv_wc> got;
 		while (got.size() < want) {
 			ibv_wc wc[16];
@@ -917,6 +1026,28 @@ private:
 		for (const ibv_wc &wc : got)
 			resp += describe(wc);
 		return resp;
+	}
+
+	std::string served(const Args &a)
+	{
+		a.shape(0, { "min", "timeout" });
+		uint64_t min = a.opt("min", 0, UINT64_MAX);
+		Clock::time_point deadline = a.deadline(timeout_);
+		Conn &c = need_conn();
+		if (!c.serve || !c.serve->thread.joinable())
+			return "err not serving";
+		Serve &s = *c.serve;
+		std::unique_lock<std::mutex> g(s.lock);
+		bool done = s.changed.wait_until(g, deadline, [&s, min] {
+			return s.ok >= min || s.errors || !s.failed.empty();
+		});
+		std::string counts = fmt("recvs=%llu errors=%llu", (unsigned long long)s.ok,
+					 (unsigned long long)s.errors);
+		if (!s.failed.empty())
+			return "err " + s.failed + " " + counts;
+		if (s.ok >= min)
+			return "ok " + counts;
+		return (done ? "err stopped " : "err timeout ") + counts;
 	}
 
 	// check and fill: REGION OFF LEN SEED [first=F].
