@@ -8,6 +8,8 @@
 //                [--quiet]
 //   xiw-peer list
 //   xiw-peer decode [--crc|--no-crc] [--markers|--no-markers] [--hex] FILE
+//   xiw-peer fuzz --target PATH --addr ADDR... [--seed N] [--frames N] ...
+//   xiw-peer replay --target PATH --addr ADDR... FILE...
 //
 // run: starts PATH (xiw-target) listening on ADDR (an address of the RDMA
 // device under test: xiw or siw), then plays every scenario (or those
@@ -31,11 +33,13 @@
 // Output is KTAP: one "ok"/"not ok" line per scenario, with the reason of
 // a failure; exit 0 when all passed, 1 otherwise, 2 on usage errors.
 //
-// decode: see xiw_peer_decode.h.
+// decode: see xiw_peer_decode.h.  fuzz and replay: see xiw_peer_fuzz.h
+// and xiw_peer_fuzz.cc.
 
 #include "xiw_cli.h"
 #include "xiw_pattern.h"
 #include "xiw_peer_decode.h"
+#include "xiw_peer_fuzz.h"
 #include "xiw_peer_target.h"
 #include "xiw_peer_wire.h"
 
@@ -1909,7 +1913,9 @@ const xiw::cli::Usage kUsage = {
 	"                    [--timeout S] [--quiet]\n"
 	"       xiw-peer list\n"
 	"       xiw-peer table SIW_KTAP XIW_KTAP KERNEL\n"
-	"       xiw-peer decode [--crc|--no-crc] [--markers|--no-markers] [--hex] FILE\n",
+	"       xiw-peer decode [--crc|--no-crc] [--markers|--no-markers] [--hex] FILE\n"
+	"       xiw-peer fuzz --target PATH --addr ADDR... [OPTION...]\n"
+	"       xiw-peer replay --target PATH --addr ADDR... [OPTION...] FILE...\n",
 	"NAME\n"
 	"    xiw-peer - an iWARP peer over a plain TCP socket that does what no\n"
 	"    well-behaved peer does, and a capture decoder\n"
@@ -1921,6 +1927,8 @@ const xiw::cli::Usage kUsage = {
 	"    xiw-peer list\n"
 	"    xiw-peer table SIW_KTAP XIW_KTAP KERNEL\n"
 	"    xiw-peer decode [--crc|--no-crc] [--markers|--no-markers] [--hex] FILE\n"
+	"    xiw-peer fuzz --target PATH --addr ADDR... [OPTION...]\n"
+	"    xiw-peer replay --target PATH --addr ADDR... [OPTION...] FILE...\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    run starts PATH (xiw-target) listening on ADDR, an address of the\n"
@@ -1938,6 +1946,9 @@ const xiw::cli::Usage kUsage = {
 	"    the KTAP logs of a run against siw and one against xiw.\n"
 	"    decode lists the MPA frames and DDP segments of a capture (pcap or\n"
 	"    pcapng) or of one raw stream direction; xiw-peer decode --help.\n"
+	"    fuzz sends seeded random FPDU streams to xiw-target's live QPs and\n"
+	"    saves the connections that show a bug; replay runs them again;\n"
+	"    xiw-peer fuzz --help.\n"
 	"\n"
 	"OPTIONS (run)\n"
 	"    --target PATH      the xiw-target binary to start\n"
@@ -2175,6 +2186,10 @@ int main(int argc, char **argv)
 		xiw::cli::help(kUsage);
 	if (cmd == "decode")
 		return decode_main(argc - 1, argv + 1);
+	if (cmd == "fuzz")
+		return fuzz_main(argc - 1, argv + 1);
+	if (cmd == "replay")
+		return replay_main(argc - 1, argv + 1);
 	if (cmd == "table") {
 		if (argc != 5)
 			usage_error(kUsage, "table takes SIW_KTAP XIW_KTAP KERNEL");

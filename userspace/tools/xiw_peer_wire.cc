@@ -257,6 +257,45 @@ bool Conn::write(const uint8_t *p, size_t n, bool bytewise)
 	return true;
 }
 
+ssize_t Conn::send_some(const uint8_t *p, size_t n)
+{
+	for (;;) {
+		if (fd_ < 0 || rst_)
+			return -1;
+		ssize_t r = ::send(fd_, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (r >= 0)
+			return r;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN)
+			return 0;
+		if (errno == ECONNRESET || errno == EPIPE)
+			rst_ = eof_ = true;
+		return -1;
+	}
+}
+
+bool Conn::pump(double timeout)
+{
+	// fill() reads one buffer at most; a zero timeout takes what is there.
+	bool more = fill(timeout);
+	while (more && timeout == 0 && in_.size() - in_off_ < (1u << 20)) {
+		deframe();
+		more = fill(0);
+	}
+	deframe();
+	return !eof_ && !rx_err_;
+}
+
+std::optional<Segment> Conn::take()
+{
+	if (segs_.empty())
+		return std::nullopt;
+	Segment s = std::move(segs_.front());
+	segs_.pop_front();
+	return s;
+}
+
 bool Conn::fill(double timeout)
 {
 	if (fd_ < 0 || eof_)

@@ -14,6 +14,7 @@
 #include <deque>
 #include <optional>
 #include <stdexcept>
+#include <sys/types.h>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,18 @@ public:
 	// Frame and send one segment; false when the connection is gone.
 	bool send(const SegSpec &s);
 	Bytes frame(const SegSpec &s);
+	// Marker-inclusive position of the next octet frame() builds.
+	uint32_t tx_pos() const { return tx_.stream_pos; }
+
+	// Without waiting: write what the socket takes of @n octets at @p;
+	// the octets written, or -1 once the connection is gone.
+	ssize_t send_some(const uint8_t *p, size_t n);
+	// Read what arrives within @timeout seconds (0: only what is there)
+	// and deframe it; false once the stream has ended or broke.
+	bool pump(double timeout);
+	// The next segment deframed so far, without waiting.
+	std::optional<Segment> take();
+	int fd() const { return fd_; }
 
 	// The next segment from the target, nullopt on timeout or when the
 	// stream ended (see closed()) or broke (see rx_error()).
