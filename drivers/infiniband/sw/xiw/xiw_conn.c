@@ -598,10 +598,14 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	if (sk->sk_state != TCP_ESTABLISHED)
 		return -ENOTCONN;
 
-	ord = args->mpa.enhanced ? args->mpa.ord : qp->ord;
-	ird = args->mpa.enhanced ? args->mpa.ird : qp->ird;
-	ord = clamp_t(u32, ord, 1, XIW_MAX_ORD_QP);
-	ird = clamp_t(u32, ird, 1, XIW_MAX_IRD_QP);
+	/*
+	 * What the CM agreed: the enhanced words' outcome, or without them
+	 * (MPA revision 1) the IRD and ORD the ULP passed to connect or
+	 * accept.  Not the QP's attributes: rdma_cm never sets them on an
+	 * iWARP QP, so they are 0 until the connection sets them below.
+	 */
+	ord = clamp_t(u32, args->mpa.ord, 1, XIW_MAX_ORD_QP);
+	ird = clamp_t(u32, args->mpa.ird, 1, XIW_MAX_IRD_QP);
 
 	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 	if (!conn)
