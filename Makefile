@@ -11,7 +11,8 @@ DRV := drivers/infiniband/sw/xiw
 USERSPACE_BUILD := build/userspace
 
 .PHONY: all module modules clean install unit userspace vm vm-debug check \
-	check-full demo bench bench-proto fuzz help
+	check-full demo bench bench-proto fuzz help dkms-source install-dkms \
+	uninstall-dkms
 
 all: module
 
@@ -19,6 +20,9 @@ help:
 	@echo 'make                   xiw.ko for KDIR ($(KDIR))'
 	@echo 'make modules KVER=K    xiw.ko for the pinned Debian kernel K (6.1, 6.12, 6.12-rt, 7.3, 7.3-rt), W=1 -Werror'
 	@echo 'make install           install xiw.ko for KDIR into /lib/modules/<kver>/updates'
+	@echo 'make dkms-source       the DKMS source tree in $(DKMS_STAGE) (what `dkms add` takes)'
+	@echo 'make install-dkms      that tree at $(DESTDIR)$(DKMS_SRC); without DESTDIR also `dkms install` (DKMS_ARGS=-k KVER)'
+	@echo 'make uninstall-dkms    `dkms remove` for every kernel, then the tree at $(DKMS_SRC) goes'
 	@echo 'make unit              userspace build and GoogleTest suites'
 	@echo 'make vm KVER=K         in-VM selftests on kernel K'
 	@echo 'make vm-debug          KUnit and selftests on the self-built debug kernel'
@@ -48,6 +52,41 @@ install: module
 		echo "  DEPMOD  $$rel"; \
 		depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) -a $$rel || exit 1; \
 	done
+
+# DKMS.  The version is dkms.conf's.  The source tree DKMS builds from
+# holds only what a module build needs; DKMS copies it to its own build
+# directory per kernel (see dkms.conf).
+XIW_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(CURDIR)/dkms.conf)
+DKMS_STAGE := build/dkms/xiw-$(XIW_VERSION)
+DKMS_SRC ?= /usr/src/xiw-$(XIW_VERSION)
+
+dkms-source:
+	rm -rf $(DKMS_STAGE)
+	mkdir -p $(DKMS_STAGE)
+	tar -c --exclude-vcs --exclude=generated --exclude='*.o' --exclude='*.ko' \
+		--exclude='*.cmd' --exclude='*.mod' --exclude='*.mod.c' \
+		--exclude=modules.order --exclude=Module.symvers --exclude='.tmp*' \
+		--exclude='kproto_*.c' dkms.conf Makefile Kbuild drivers uapi | \
+		tar -x -C $(DKMS_STAGE)
+	@echo "  DKMS    $(DKMS_STAGE)"
+
+# Without DESTDIR: replaces what DKMS has of this version, then adds,
+# builds and installs it for the running kernel (DKMS_ARGS="-k KVER" for
+# another one).
+install-dkms: dkms-source
+	rm -rf $(DESTDIR)$(DKMS_SRC)
+	mkdir -p $(DESTDIR)$(DKMS_SRC)
+	cp -a $(DKMS_STAGE)/. $(DESTDIR)$(DKMS_SRC)/
+ifeq ($(DESTDIR),)
+	if dkms status xiw/$(XIW_VERSION) | grep -q .; then \
+		dkms remove xiw/$(XIW_VERSION) --all; fi
+	dkms install xiw/$(XIW_VERSION) $(DKMS_ARGS)
+endif
+
+uninstall-dkms:
+	if dkms status xiw/$(XIW_VERSION) | grep -q .; then \
+		dkms remove xiw/$(XIW_VERSION) --all; fi
+	rm -rf $(DKMS_SRC)
 
 modules:
 	tests/vm/build-module $(KVER) >/dev/null
