@@ -4,7 +4,7 @@
 # run_tests.sh [TEST...]
 #
 # Run the xiw selftests (default: TEST_PROGS of the Makefile) one after the
-# other, each under the time limit of ./settings.  Prints KTAP: one result
+# other, each under its time limit in ./settings.  Prints KTAP: one result
 # line per test program with the program's own KTAP indented below it, then a
 # summary line.  Exits 1 if any test failed or timed out, else 0.  With
 # XIW_TIER (see tier.sh) a program none of whose cases belongs to the tier
@@ -29,6 +29,19 @@ for prog in "${all[@]}"; do
 done
 # XIW_SELFTEST_TIMEOUT overrides ./settings (slow kernels: KASAN under TCG).
 tmo=${XIW_SELFTEST_TIMEOUT:-$(sed -n 's/^timeout=//p' settings)}
+tmo=${tmo:-300}
+
+# prog_timeout PROG: PROG's limit, timeout.PROG= of ./settings where it
+# has one of its own and that is longer.
+prog_timeout() {
+	local t
+	t=$(sed -n "s/^timeout\.$1=//p" settings)
+	if [[ $t =~ ^[0-9]+$ ]] && ((t > tmo)); then
+		echo "$t"
+	else
+		echo "$tmo"
+	fi
+}
 
 echo "KTAP version 1"
 echo "1..${#progs[@]}"
@@ -41,7 +54,8 @@ for prog in "${progs[@]}"; do
 	n=$((n + 1))
 	echo "# selftests: xiw: $prog"
 	start=$EPOCHSECONDS
-	timeout -k 10 "${tmo:-300}" "./$prog" 2>&1 | tee "$out" | sed 's/^/    /'
+	ptmo=$(prog_timeout "$prog")
+	timeout -k 10 "$ptmo" "./$prog" 2>&1 | tee "$out" | sed 's/^/    /'
 	rc=${PIPESTATUS[0]}
 	secs=$((EPOCHSECONDS - start))
 	c_ok=$(grep -E '^ok [0-9]+ ' "$out" | grep -vc '# SKIP' || true)
@@ -62,7 +76,7 @@ for prog in "${progs[@]}"; do
 		skip=$((skip + 1))
 		;;
 	124 | 137)
-		echo "not ok $n selftests: xiw: $prog # TIMEOUT ${tmo}s"
+		echo "not ok $n selftests: xiw: $prog # TIMEOUT ${ptmo}s"
 		fail=$((fail + 1))
 		;;
 	*)
