@@ -201,6 +201,15 @@ struct InCall {
 	InCall &operator=(const InCall &) = delete;
 };
 
+// @fn() (a library or system call) run as @name's call in progress; its
+// result.
+template <class F>
+auto in_call(const char *name, F &&fn)
+{
+	InCall ic(name);
+	return fn();
+}
+
 void print_kernel_stack()
 {
 	char path[64];
@@ -812,6 +821,9 @@ private:
 	// -- setup and accounting
 	void open_device();
 	void count(Op op, bool ok) { calls_[op]++; fails_[op] += !ok; g_ops++; }
+	template <class Owner>
+	int destroy_used(Op op, const char *call, Owner &obj, int users, const char *user_kinds,
+			 const char *what);
 	bool out_of_budget() const;
 	Op pick_op();
 	void step(Op op);
@@ -1093,10 +1105,7 @@ void Fuzzer::drain(CqRec &c)
 	for (;;) {
 		ibv_wc wc[16];
 		int n;
-		{
-			InCall ic("ibv_poll_cq");
-			n = ibv_poll_cq(c.cq.get(), 16, wc);
-		}
+		n = in_call("ibv_poll_cq", [&] { return ibv_poll_cq(c.cq.get(), 16, wc); });
 		count(CQ_POLL, n >= 0);
 		if (n < 0)
 			bug("poll_cq of CQ %p: %d", (void *)c.cq.get(), n);
@@ -1358,13 +1367,12 @@ QpRec *Fuzzer::create_qp_rec(PdRec *pd, bool dirty, rdma_cm_id *cm, bool legal)
 	auto before = maps();
 	ibv_qp *qp;
 	int err;
-	if (cm) {
-		InCall ic("rdma_create_qp");
-		qp = rdma_create_qp(cm, pd->pd.get(), &ia) ? nullptr : cm->qp;
-	} else {
-		InCall ic("ibv_create_qp");
-		qp = ibv_create_qp(pd->pd.get(), &ia);
-	}
+	if (cm)
+		qp = in_call("rdma_create_qp", [&] {
+			return rdma_create_qp(cm, pd->pd.get(), &ia) ? nullptr : cm->qp;
+		});
+	else
+		qp = in_call("ibv_create_qp", [&] { return ibv_create_qp(pd->pd.get(), &ia); });
 	err = qp ? 0 : errno;
 	count(QP_CREATE, qp);
 	g_log.add("create_qp(%s, type %d, wr %u/%u, sge %u/%u, inline %u, srq %d, %s)%s: %s %u",
@@ -1434,10 +1442,8 @@ QpRec *Fuzzer::create_qp_rec(PdRec *pd, bool dirty, rdma_cm_id *cm, bool legal)
 void Fuzzer::destroy_qp_rec(QpRec *q)
 {
 	int rv;
-	{
-		InCall ic("ibv_destroy_qp");
-		rv = q->end ? ibv_destroy_qp(q->qp) : q->own.destroy();
-	}
+	rv = in_call("ibv_destroy_qp",
+		     [&] { return q->end ? ibv_destroy_qp(q->qp) : q->own.destroy(); });
 	count(QP_DESTROY, !rv);
 	g_log.add("destroy_qp(%u): %s", q->qpn, rv ? err_str(rv) : "ok");
 	if (rv)
@@ -1457,14 +1463,30 @@ void Fuzzer::op_alloc_pd()
 	if (pds_.size() >= kMaxPd)
 		return op_dealloc_pd();
 	ibv_pd *pd;
-	{
-		InCall ic("ibv_alloc_pd");
-		pd = ibv_alloc_pd(ctx_);
-	}
+	pd = in_call("ibv_alloc_pd", [&] { return ibv_alloc_pd(ctx_); });
 	count(PD_ALLOC, pd);
 	g_log.add("alloc_pd: %s", pd ? "ok" : strerror(errno));
 	if (pd)
 		pds_.push_back(std::make_unique<PdRec>(PdRec{ xiw::Pd(pd) }));
+}
+
+// Destroys @obj (an xiw::Owned) through @call, counted under @op, and
+// returns 0 or the error.  A verbs destroy succeeds exactly when nothing
+// uses the object: @users of @user_kinds still using the @what is a
+// bug if the call succeeds, none is one if it fails.
+template <class Owner>
+int Fuzzer::destroy_used(Op op, const char *call, Owner &obj, int users, const char *user_kinds,
+			 const char *what)
+{
+	const char *name = call + std::strlen("ibv_");
+	int rv = in_call(call, [&] { return obj.destroy(); });
+	count(op, !rv);
+	g_log.add("%s(%d users): %s", name, users, rv ? err_str(rv) : "ok");
+	if (!rv && users)
+		bug("%s succeeded while %d %s use the %s", name, users, user_kinds, what);
+	if (rv && !users)
+		bug("%s of an unused %s failed: %s", name, what, strerror(rv));
+	return rv;
 }
 
 void Fuzzer::op_dealloc_pd()
@@ -1473,18 +1495,7 @@ void Fuzzer::op_dealloc_pd()
 		return op_alloc_pd();
 	size_t i = rng_.below(pds_.size());
 	PdRec &pd = *pds_[i];
-	int rv;
-	{
-		InCall ic("ibv_dealloc_pd");
-		rv = pd.pd.destroy();
-	}
-	count(PD_DEALLOC, !rv);
-	g_log.add("dealloc_pd(%d users): %s", pd.users, rv ? err_str(rv) : "ok");
-	if (!rv && pd.users)
-		bug("dealloc_pd succeeded while %d MRs, QPs or SRQs use the PD", pd.users);
-	if (rv && !pd.users)
-		bug("dealloc_pd of an unused PD failed: %s", strerror(rv));
-	if (!rv)
+	if (!destroy_used(PD_DEALLOC, "ibv_dealloc_pd", pd.pd, pd.users, "MRs, QPs or SRQs", "PD"))
 		pds_.erase(pds_.begin() + static_cast<long>(i));
 }
 
@@ -1541,10 +1552,7 @@ void Fuzzer::op_reg_mr()
 	if (rng_.pct(3))
 		access = static_cast<int>(rng_.next());
 	ibv_mr *mr;
-	{
-		InCall ic("ibv_reg_mr");
-		mr = ibv_reg_mr(pd->pd.get(), addr, len, access);
-	}
+	mr = in_call("ibv_reg_mr", [&] { return ibv_reg_mr(pd->pd.get(), addr, len, access); });
 	count(MR_REG, mr);
 	g_log.add("reg_mr(+%td, %zu, access %#x): %s", addr - arena_, len, access,
 		  mr ? "ok" : strerror(errno));
@@ -1567,10 +1575,7 @@ void Fuzzer::op_dereg_mr()
 	MrRec &m = *mrs_[i];
 	uint32_t key = m.mr->lkey;
 	int rv;
-	{
-		InCall ic("ibv_dereg_mr");
-		rv = m.mr.destroy();
-	}
+	rv = in_call("ibv_dereg_mr", [&] { return m.mr.destroy(); });
 	count(MR_DEREG, !rv);
 	g_log.add("dereg_mr(%#x): %s", key, rv ? err_str(rv) : "ok");
 	if (rv)
@@ -1617,10 +1622,8 @@ void Fuzzer::op_create_cq()
 	rec->dirty = g_opt.scribble && rng_.pct(35);
 	auto before = maps();
 	ibv_cq *cq;
-	{
-		InCall ic("ibv_create_cq");
-		cq = ibv_create_cq(ctx_, cqe, nullptr, rec->ch.get(), vec);
-	}
+	cq = in_call("ibv_create_cq",
+		     [&] { return ibv_create_cq(ctx_, cqe, nullptr, rec->ch.get(), vec); });
 	count(CQ_CREATE, cq);
 	g_log.add("create_cq(%d, vector %d, channel %d, %s): %s", cqe, vec, !!rec->ch,
 		  rec->dirty ? "dirty" : "clean", cq ? "ok" : strerror(errno));
@@ -1658,10 +1661,7 @@ void Fuzzer::op_destroy_cq()
 	int rv;
 	if (c.users) {
 		// libsiw would unmap the ring first: ask the kernel directly.
-		{
-			InCall ic("DESTROY_CQ");
-			rv = destroy_cq_raw(c.cq.get());
-		}
+		rv = in_call("DESTROY_CQ", [&] { return destroy_cq_raw(c.cq.get()); });
 		count(CQ_DESTROY, !rv);
 		g_log.add("destroy_cq(in use by %d): %s", c.users, rv ? err_str(rv) : "ok");
 		if (!rv)
@@ -1669,10 +1669,7 @@ void Fuzzer::op_destroy_cq()
 		return;
 	}
 	drain(c);
-	{
-		InCall ic("ibv_destroy_cq");
-		rv = c.cq.destroy();
-	}
+	rv = in_call("ibv_destroy_cq", [&] { return c.cq.destroy(); });
 	count(CQ_DESTROY, !rv);
 	g_log.add("destroy_cq: %s", rv ? err_str(rv) : "ok");
 	if (rv)
@@ -1698,10 +1695,7 @@ void Fuzzer::op_resize_cq()
 		return op_create_cq();
 	CqRec &c = *rng_.pick(cqs_);
 	int n = static_cast<int>(rng_.range(1, 1024)), rv;
-	{
-		InCall ic("ibv_resize_cq");
-		rv = ibv_resize_cq(c.cq.get(), n);
-	}
+	rv = in_call("ibv_resize_cq", [&] { return ibv_resize_cq(c.cq.get(), n); });
 	count(CQ_RESIZE, !rv);
 	g_log.add("resize_cq(%d): %d", n, rv);
 	if (!rv)
@@ -1719,10 +1713,7 @@ void Fuzzer::op_poll_cq()
 	CqRec &c = *rng_.pick(v);
 	ibv_wc wc[16];
 	int want = static_cast<int>(rng_.range(1, 16)), n;
-	{
-		InCall ic("ibv_poll_cq");
-		n = ibv_poll_cq(c.cq.get(), want, wc);
-	}
+	n = in_call("ibv_poll_cq", [&] { return ibv_poll_cq(c.cq.get(), want, wc); });
 	count(CQ_POLL, n >= 0);
 	if (n < 0)
 		bug("poll_cq: %d", n);
@@ -1741,10 +1732,7 @@ void Fuzzer::op_notify_cq()
 		return op_create_cq();
 	CqRec &c = *rng_.pick(cqs_);
 	int solicited = rng_.pct(30), rv;
-	{
-		InCall ic("ibv_req_notify_cq");
-		rv = ibv_req_notify_cq(c.cq.get(), solicited);
-	}
+	rv = in_call("ibv_req_notify_cq", [&] { return ibv_req_notify_cq(c.cq.get(), solicited); });
 	count(CQ_NOTIFY, !rv);
 	if (!rv)
 		c.arms++;
@@ -1765,10 +1753,7 @@ void Fuzzer::op_cq_event()
 	ibv_cq *cq = nullptr;
 	void *cq_ctx;
 	int rv;
-	{
-		InCall ic("ibv_get_cq_event");
-		rv = ibv_get_cq_event(c.ch.get(), &cq, &cq_ctx);
-	}
+	rv = in_call("ibv_get_cq_event", [&] { return ibv_get_cq_event(c.ch.get(), &cq, &cq_ctx); });
 	count(CQ_EVENT, !rv);
 	if (rv)
 		bug("get_cq_event after poll() said readable: %s", strerror(errno));
@@ -1948,10 +1933,7 @@ void Fuzzer::op_modify_qp()
 	}
 	bool sq_ok = !q.scq->lossy, rq_ok = !q.rcq->lossy;
 	int rv;
-	{
-		InCall ic("ibv_modify_qp");
-		rv = ibv_modify_qp(q.qp, &a, mask);
-	}
+	rv = in_call("ibv_modify_qp", [&] { return ibv_modify_qp(q.qp, &a, mask); });
 	count(QP_MODIFY, !rv);
 	g_log.add("modify_qp(%u, mask %#x, state %s, access %#x, ord %u, ird %u): %s", q.qpn,
 		  mask, (mask & IBV_QP_STATE) ? state_name(a.qp_state) : "-", a.qp_access_flags,
@@ -2046,10 +2028,7 @@ void Fuzzer::op_post_send()
 	}
 	ibv_send_wr *bad = nullptr;
 	int rv;
-	{
-		InCall ic("ibv_post_send");
-		rv = ibv_post_send(q.qp, wrs.data(), &bad);
-	}
+	rv = in_call("ibv_post_send", [&] { return ibv_post_send(q.qp, wrs.data(), &bad); });
 	// libsiw wrote every WR ahead of @bad into the ring, whatever it
 	// returns (a doorbell error comes after the WRs are in place).
 	size_t done = bad ? static_cast<size_t>(bad - wrs.data()) : n;
@@ -2100,10 +2079,7 @@ void Fuzzer::op_post_recv()
 	}
 	ibv_recv_wr *bad = nullptr;
 	int rv;
-	{
-		InCall ic("ibv_post_recv");
-		rv = ibv_post_recv(q.qp, wrs.data(), &bad);
-	}
+	rv = in_call("ibv_post_recv", [&] { return ibv_post_recv(q.qp, wrs.data(), &bad); });
 	size_t done = bad ? static_cast<size_t>(bad - wrs.data()) : n;
 	count(POST_RECV, !rv);
 	g_log.add("post_recv(%u, %zu WRs, %d SGEs): %s, %zu posted", q.qpn, n, wrs[0].num_sge,
@@ -2122,10 +2098,7 @@ void Fuzzer::op_doorbell()
 		return op_create_qp();
 	QpRec &q = *rng_.pick(qps_);
 	int rv;
-	{
-		InCall ic("doorbell");
-		rv = doorbell(q.qp);
-	}
+	rv = in_call("doorbell", [&] { return doorbell(q.qp); });
 	count(DOORBELL, !rv);
 	g_log.add("doorbell(%u): %s", q.qpn, rv ? err_str(rv) : "ok");
 }
@@ -2154,10 +2127,7 @@ void Fuzzer::op_create_srq()
 	bool dirty = g_opt.scribble && rng_.pct(35);
 	auto before = maps();
 	ibv_srq *srq;
-	{
-		InCall ic("ibv_create_srq");
-		srq = ibv_create_srq(pd->pd.get(), &sia);
-	}
+	srq = in_call("ibv_create_srq", [&] { return ibv_create_srq(pd->pd.get(), &sia); });
 	count(SRQ_CREATE, srq);
 	g_log.add("create_srq(%u, %u sge, limit %u, %s): %s", want.max_wr, want.max_sge,
 		  want.srq_limit, dirty ? "dirty" : "clean", srq ? "ok" : strerror(errno));
@@ -2193,18 +2163,7 @@ void Fuzzer::op_destroy_srq()
 		return op_create_srq();
 	size_t i = rng_.below(srqs_.size());
 	SrqRec &s = *srqs_[i];
-	int rv;
-	{
-		InCall ic("ibv_destroy_srq");
-		rv = s.srq.destroy();
-	}
-	count(SRQ_DESTROY, !rv);
-	g_log.add("destroy_srq(%d users): %s", s.users, rv ? err_str(rv) : "ok");
-	if (!rv && s.users)
-		bug("destroy_srq succeeded while %d QPs use the SRQ", s.users);
-	if (rv && !s.users)
-		bug("destroy_srq of an unused SRQ failed: %s", strerror(rv));
-	if (rv)
+	if (destroy_used(SRQ_DESTROY, "ibv_destroy_srq", s.srq, s.users, "QPs", "SRQ"))
 		return;
 	s.pd->users--;
 	if (s.key)
@@ -2231,10 +2190,7 @@ void Fuzzer::op_modify_srq()
 		a.max_wr = static_cast<uint32_t>(rng_.range(1, 1024));
 	}
 	int rv;
-	{
-		InCall ic("ibv_modify_srq");
-		rv = ibv_modify_srq(s.srq.get(), &a, mask);
-	}
+	rv = in_call("ibv_modify_srq", [&] { return ibv_modify_srq(s.srq.get(), &a, mask); });
 	count(SRQ_MODIFY, !rv);
 	g_log.add("modify_srq(mask %#x, limit %u): %s", mask, a.srq_limit,
 		  rv ? err_str(rv) : "ok");
@@ -2263,10 +2219,8 @@ void Fuzzer::op_post_srq()
 	}
 	ibv_recv_wr *bad = nullptr;
 	int rv;
-	{
-		InCall ic("ibv_post_srq_recv");
-		rv = ibv_post_srq_recv(s.srq.get(), wrs.data(), &bad);
-	}
+	rv = in_call("ibv_post_srq_recv",
+		     [&] { return ibv_post_srq_recv(s.srq.get(), wrs.data(), &bad); });
 	size_t done = bad ? static_cast<size_t>(bad - wrs.data()) : n;
 	count(SRQ_POST, !rv);
 	g_log.add("post_srq_recv(%zu WRs): %s, %zu posted", n, rv ? err_str(rv) : "ok", done);
@@ -2348,17 +2302,11 @@ void Fuzzer::op_query_dev()
 	ibv_device_attr a;
 	ibv_port_attr pa;
 	int rv;
-	{
-		InCall ic("ibv_query_device");
-		rv = ibv_query_device(ctx_, &a);
-	}
+	rv = in_call("ibv_query_device", [&] { return ibv_query_device(ctx_, &a); });
 	count(QUERY_DEV, !rv);
 	if (rv)
 		bug("query_device failed: %s", strerror(rv));
-	{
-		InCall ic("ibv_query_port");
-		rv = ibv_query_port(ctx_, 1, &pa);
-	}
+	rv = in_call("ibv_query_port", [&] { return ibv_query_port(ctx_, 1, &pa); });
 	count(QUERY_DEV, !rv);
 	if (rv)
 		bug("query_port 1 failed: %s", strerror(rv));
@@ -2371,10 +2319,7 @@ void Fuzzer::op_async()
 		return;
 	ibv_async_event ev;
 	int rv;
-	{
-		InCall ic("ibv_get_async_event");
-		rv = ibv_get_async_event(ctx_, &ev);
-	}
+	rv = in_call("ibv_get_async_event", [&] { return ibv_get_async_event(ctx_, &ev); });
 	count(ASYNC_EVENT, !rv);
 	if (rv)
 		bug("get_async_event after poll() said readable: %s", strerror(errno));
@@ -2544,10 +2489,7 @@ void Fuzzer::end_side(End &e)
 	rdma_cm_id *id = e.id.get();
 	ends_.erase(id);
 	int rv;
-	{
-		InCall ic("rdma_destroy_id");
-		rv = e.id.destroy();
-	}
+	rv = in_call("rdma_destroy_id", [&] { return e.id.destroy(); });
 	count(CM_DESTROY, !rv);
 	if (rv)
 		bug("rdma_destroy_id(%p) failed: %s", (void *)id, strerror(errno));
@@ -2578,29 +2520,23 @@ void Fuzzer::op_connect()
 	c->dirty = dirty;
 	rdma_cm_id *id;
 	int rv;
-	{
-		InCall ic("rdma_create_id");
-		rv = rdma_create_id(ch_.get(), &id, nullptr, RDMA_PS_TCP);
-	}
+	rv = in_call("rdma_create_id",
+		     [&] { return rdma_create_id(ch_.get(), &id, nullptr, RDMA_PS_TCP); });
 	count(CM_CONNECT, !rv);
 	if (rv)
 		return teardown_conn(c);
 	c->cli.id.reset(id);
 	ends_[id] = &c->cli;
-	{
-		InCall ic("rdma_resolve_addr");
-		rv = rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr *>(&dst_), 5000);
-	}
+	rv = in_call("rdma_resolve_addr", [&] {
+		return rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr *>(&dst_), 5000);
+	});
 	count(CM_CONNECT, !rv);
 	if (rv)
 		return teardown_conn(c);
 	wait_for("address resolution", [c] { return c->cli.addr || c->cli.gone; });
 	if (c->cli.gone)
 		return teardown_conn(c);
-	{
-		InCall ic("rdma_resolve_route");
-		rv = rdma_resolve_route(id, 5000);
-	}
+	rv = in_call("rdma_resolve_route", [&] { return rdma_resolve_route(id, 5000); });
 	count(CM_CONNECT, !rv);
 	if (rv)
 		return teardown_conn(c);
@@ -2627,10 +2563,7 @@ void Fuzzer::op_connect()
 	p.private_data = pdata;
 	p.private_data_len = static_cast<uint8_t>(rng_.below(sizeof(pdata) + 1));
 	connecting_ = c;
-	{
-		InCall ic("rdma_connect");
-		rv = rdma_connect(id, &p);
-	}
+	rv = in_call("rdma_connect", [&] { return rdma_connect(id, &p); });
 	count(CM_CONNECT, !rv);
 	g_log.add("rdma_connect(qpn %u, %s): %s", q->qpn, dirty ? "dirty" : "clean",
 		  rv ? strerror(errno) : "ok");
@@ -2665,10 +2598,7 @@ void Fuzzer::op_disconnect()
 	End &e = rng_.pct(50) ? c->cli : c->srv;
 	if (e.id && e.established && !e.gone) {
 		int rv;
-		{
-			InCall ic("rdma_disconnect");
-			rv = rdma_disconnect(e.id.get());
-		}
+		rv = in_call("rdma_disconnect", [&] { return rdma_disconnect(e.id.get()); });
 		count(CM_DISCONNECT, !rv);
 		g_log.add("rdma_disconnect(%s): %s", &e == &c->cli ? "client" : "server",
 			  rv ? strerror(errno) : "ok");
@@ -3046,10 +2976,7 @@ void RingRace::destroy(Qp &q)
 	if (!q.qp)
 		return;
 	int rv;
-	{
-		InCall ic("ibv_destroy_qp");
-		rv = ibv_destroy_qp(q.qp);
-	}
+	rv = in_call("ibv_destroy_qp", [&] { return ibv_destroy_qp(q.qp); });
 	g_ops++;
 	if (rv)
 		bug("destroy_qp: %s", strerror(rv));
