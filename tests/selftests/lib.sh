@@ -588,3 +588,18 @@ require_env() {
 	done
 	modinfo xiw >/dev/null 2>&1 || ktap_skip_all "no xiw module for $(uname -r)"
 }
+
+# need_peer: PEER and TARGET name the conformance peer and its target
+# (XIW_PEER and XIW_TARGET, else the checkout's build); skip the whole
+# test unless both are built and xiw, dummy and rdma_ucm load.
+need_peer() {
+	local top
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	PEER=${XIW_PEER:-$top/build/userspace/tools/xiw-peer}
+	TARGET=${XIW_TARGET:-$top/build/userspace/tools/xiw-target}
+	[ -x "$PEER" ] || ktap_skip_all "$PEER not built (make userspace)"
+	[ -x "$TARGET" ] || ktap_skip_all "$TARGET not built (make userspace)"
+	need_module xiw || ktap_skip_all "cannot load xiw"
+	need_module dummy || ktap_skip_all "no dummy module"
+	need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
+}

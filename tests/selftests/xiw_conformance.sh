@@ -41,14 +41,8 @@
 . "$(dirname "$0")/lib.sh"
 
 require_env
+need_peer
 top=$(cd "$(dirname "$0")/../.." && pwd)
-PEER=${XIW_PEER:-$top/build/userspace/tools/xiw-peer}
-TARGET=${XIW_TARGET:-$top/build/userspace/tools/xiw-target}
-[ -x "$PEER" ] || ktap_skip_all "$PEER not built (make userspace)"
-[ -x "$TARGET" ] || ktap_skip_all "$TARGET not built (make userspace)"
-need_module xiw || ktap_skip_all "cannot load xiw"
-need_module dummy || ktap_skip_all "no dummy module"
-need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
 
 MARKERS_PARAM=/sys/module/xiw/parameters/mpa_markers
 MIN_SCENARIOS=60

@@ -37,14 +37,7 @@
 . "$(dirname "$0")/lib.sh"
 
 require_env
-top=$(cd "$(dirname "$0")/../.." && pwd)
-PEER=${XIW_PEER:-$top/build/userspace/tools/xiw-peer}
-TARGET=${XIW_TARGET:-$top/build/userspace/tools/xiw-target}
-[ -x "$PEER" ] || ktap_skip_all "$PEER not built (make userspace)"
-[ -x "$TARGET" ] || ktap_skip_all "$TARGET not built (make userspace)"
-need_module xiw || ktap_skip_all "cannot load xiw"
-need_module dummy || ktap_skip_all "no dummy module"
-need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
+need_peer
 
 SMOKE_FRAMES=${XIW_FUZZ_SMOKE_FRAMES:-6000}
 SMOKE_TIME=40
