@@ -344,6 +344,11 @@ static int xiw_newlink(const char *ibdev_name, struct net_device *ndev)
 	if (rv)
 		goto err_dealloc;
 
+	/*
+	 * The name is the user's (rdma link add NAME): nldev says so, and
+	 * rdma-core's udev rule (rdma_rename %k NAME_FALLBACK) leaves it.
+	 */
+	xiw_mark_name_assigned_by_user(&xdev->base_dev);
 	rv = ib_register_device(&xdev->base_dev, ibdev_name, NULL);
 	if (rv == -ENFILE) {
 		pr_warn_ratelimited("device name %s is already in use\n",

@@ -116,6 +116,19 @@ static void xiw_compat_report_port_event(struct ib_device *ibdev,		\
 #define XIW_COMPAT_OP_REPORT_PORT_EVENT
 #endif
 
+/*
+ * xiw_mark_name_assigned_by_user(ibdev): say that the device's name is the
+ * one the user gave to `rdma link add`, so that nldev reports it as such
+ * and rdma-core's udev rule (rdma_rename) does not rename the device.
+ * Kernels before 6.11 have no name assign type: nldev reports none, and
+ * every name looks kernel-assigned to rdma_rename.
+ */
+#ifdef XIW_HAVE_MARK_NAME_ASSIGNED_BY_USER
+#define xiw_mark_name_assigned_by_user(ibdev)	ib_mark_name_assigned_by_user(ibdev)
+#else
+#define xiw_mark_name_assigned_by_user(ibdev)	((void)(ibdev))
+#endif
+
 /* xiw_umem_get(): pin a user virtual range (<rdma/ib_umem.h>). */
 #ifdef XIW_HAVE_UMEM_GET_VA
 #define xiw_umem_get(dev, addr, size, access)	ib_umem_get_va(dev, addr, size, access)
