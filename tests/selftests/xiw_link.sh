@@ -5,6 +5,7 @@
 # dummy and a veth netdev.  A new device must show up in `rdma link show`
 # bound to its netdev, in /sys/class/infiniband, in `ibv_devices`, and answer
 # `ibv_devinfo`; after `rdma link del` it must be gone from all of them.
+# The name given to `rdma link add` must survive rdma-core's udev rule.
 . "$(dirname "$0")/lib.sh"
 
 require_env
@@ -106,12 +107,91 @@ test_netns() {
 	wait_for "$WAIT_TIMEOUT" ibdev_gone xiw_ns || fail "xiw_ns not removed"
 }
 
+# rdma-core's udev rule (60-rdma-persistent-naming.rules) runs
+# `rdma_rename %k NAME_FALLBACK` for every new RDMA device; a site may name
+# another policy there (NAME_GUID, NAME_FIXED NAME).  rdma_rename leaves a
+# device alone whose name nldev reports as the user's
+# (RDMA_NLDEV_ATTR_NAME_ASSIGN_TYPE: kernels from 6.11 with
+# ib_mark_name_assigned_by_user(); rdma-core from July 2024, e.g. trixie's
+# 56.1; bookworm's 44 renames every device).  NAME_FALLBACK names only a
+# device under a PCI function (the netdev's parent; a dummy has none), so
+# here NAME_GUID and NAME_FIXED are the policies that would rename a device
+# whose name is not marked.  XIW_RDMA_ROOT=DIR runs the
+# rdma_rename of the root filesystem DIR (tests/vm/run-selftests gives the
+# trixie build root) with that root's own loader and libraries; else the
+# system's runs.
+rdma_rename_cmd() {
+	local root=${XIW_RDMA_ROOT:-} ld
+	RENAME=()
+	if [ -n "$root" ]; then
+		for ld in "$root"/usr/lib/*-linux-gnu/ld-linux*.so.[0-9]; do
+			[ -x "$ld" ] && [ -x "$root/usr/lib/udev/rdma_rename" ] || continue
+			RENAME=("$ld" --library-path "${ld%/*}" "$root/usr/lib/udev/rdma_rename")
+			return 0
+		done
+		return 1
+	fi
+	for ld in /usr/lib/udev/rdma_rename /lib/udev/rdma_rename; do
+		[ -x "$ld" ] || continue
+		RENAME=("$ld")
+		return 0
+	done
+	return 1
+}
+
+# name_kept DEV POLICY [ARG]: run rdma_rename DEV POLICY [ARG]; true if DEV
+# still has its name.  A renamed DEV is given its name back (rdma dev set),
+# and the name rdma_rename gave it is said.
+name_kept() {
+	local dev=$1 new
+	shift
+	# Exit 1 where the policy finds no name (NAME_FALLBACK on a device
+	# without a PCI parent).
+	xget new "${RENAME[@]}" "$dev" "$@" || :
+	ibdev_exists "$dev" && return 0
+	[ -n "$new" ] && ibdev_exists "$new" || fail "$dev gone, and no device '$new'"
+	echo "# rdma_rename $*: $dev renamed to $new"
+	xrun rdma dev set "$new" name "$dev" || fail "cannot rename $new back to $dev"
+	return 1
+}
+
+# The name survives every policy wherever siw's (marked as the user's since
+# 6.11) does.  The same policies run against siw on the same kernel tell
+# whether the kernel and rdma_rename honour the assign type at all: where
+# they do not (6.1, bookworm's rdma-core), siw's name goes too, and the case
+# is skipped, saying what became of both.
+test_name_kept() {
+	local policy xk sk renamed_both=
+	rdma_rename_cmd || skip "no rdma_rename (rdma-core)${XIW_RDMA_ROOT:+ in $XIW_RDMA_ROOT}"
+	modinfo siw >/dev/null 2>&1 || skip "no siw module to compare with"
+	need_module siw || skip "cannot load siw"
+	add_dummy xdum0
+	add_dummy xdum1
+	xiw_add xiwname0 xdum0
+	xrun rdma link add siwname0 type siw netdev xdum1
+	record rdma siwname0
+	wait_for "$WAIT_TIMEOUT" ibdev_exists siwname0
+	for policy in NAME_FALLBACK NAME_GUID "NAME_FIXED xiwfixed0"; do
+		xk=1 sk=1
+		name_kept xiwname0 $policy || xk=0
+		name_kept siwname0 $policy || sk=0
+		if ((sk && !xk)); then
+			fail "rdma_rename $policy renamed xiwname0, not siwname0"
+		elif ((!sk)); then
+			renamed_both+=" $policy (xiw: $( ((xk)) && echo kept || echo renamed))"
+		fi
+	done
+	[ -z "$renamed_both" ] ||
+		skip "this kernel or rdma_rename renames user-named devices, siw's too:$renamed_both"
+}
+
 ktap_header
-ktap_plan 6
+ktap_plan 7
 run_case "link add/del on lo" test_lo
 run_case "link add/del on a dummy netdev" test_dummy
 run_case "link add/del on a veth netdev" test_veth
 run_case "four devices on lo, dummy and both veth ends" test_many
 run_case "device name reusable after link del" test_readd
 run_case "link add/del inside a network namespace" test_netns
+run_case "name given to link add survives rdma_rename (udev rule)" test_name_kept
 ktap_finish
