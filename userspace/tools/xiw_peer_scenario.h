@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// The conformance scenarios of `xiw-peer run`: what they share.
+//
+// Each scenario is a function of a Ctx, the peer's end of one connection
+// (xiw_peer_wire.h) together with xiw-target on the device under test
+// (xiw_peer_target.h): the connection setup, the segments a scenario
+// sends, and the assertions on what comes back, each throwing Failure
+// with what was expected.
+
+#ifndef XIW_PEER_SCENARIO_H
+#define XIW_PEER_SCENARIO_H
+
+#include "xiw_peer_target.h"
+#include "xiw_peer_wire.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace xiw::peer {
+
+// `xiw-peer run`'s options, which the scenarios read too.
+struct Options {
+	std::string target, addr;
+	uint16_t port = 18700;
+	std::string filter;
+	std::vector<std::string> skip;	// scenario names not to run
+	bool markers = false;
+	bool p2p_read_rtr = false;	// the device initiates with P2P and a Read RTR
+	unsigned soft_rnr_ms = 0;	// the device's soft_rnr_ms, 0: not set
+	bool quiet = false;
+	double timeout = 10;
+};
+
+// ---------------------------------------------------------------------
+// One scenario's connection and its assertions
+
+struct Region {
+	uint32_t stag = 0;
+	uint64_t base = 0;
+};
+
+constexpr uint32_t kRegionLen = 65536;
+constexpr uint32_t kPeerStag = 0x00c0de01;	// the peer's own "memory"
+constexpr uint64_t kPeerTo = 0x100000;
+
+struct ConnOpts {
+	uint8_t rev = 2;
+	bool enhanced = true;
+	bool crc = false;
+	bool markers = false;
+	bool p2p = false;
+	uint8_t rtr = 0;
+	uint16_t ird = 4, ord = 4;
+	Bytes pdata;
+	int rcvbuf = 0, mss = 0;	// our socket's SO_RCVBUF and TCP_MAXSEG, 0: default
+	// xiw-target's side
+	int recvs = 4;		// receives posted at accept
+	int rlen = 1024;	// their length
+	int t_ird = 4, t_ord = 4;
+	std::string accept;	// more accept arguments
+};
+
+// @n octets of the pattern of @seed (xiw_pattern.h) from offset @first.
+Bytes pattern(size_t n, uint32_t seed, uint64_t first = 0);
+
+xiw_term_code tc(uint8_t l, uint8_t t, uint8_t c);
+
+class Ctx {
+public:
+	Ctx(const Options &o, Target &t) : o_(o), t_(t), mem_(kRegionLen) {}
+
+	const Options &o_;
+	Target &t_;
+	Conn c;
+	std::map<std::string, Region> reg;
+	MpaIn reply;
+	xiw_mpa_frame req = {};
+	Bytes target_pdata;		// private data the target saw
+	int recvs_left = 0;		// receives posted and not yet consumed
+	Bytes mem_;			// the peer's memory, STag kPeerStag
+
+	// ---- connection setup
+
+	Bytes request(const ConnOpts &co);
+	void tcp(const ConnOpts &co = {});
+	// Accept on the target; fills reg.
+	void target_accept(const ConnOpts &co);
+	// The whole setup: TCP, Request, accept, Reply, RTR, established.
+	void connect(const ConnOpts &co = {});
+	void send_rtr(uint8_t rtr);
+
+	// ---- sending
+
+	void send(const SegSpec &s);
+	SegSpec send_seg(const Bytes &data, uint32_t msn, uint32_t mo = 0, bool last = true,
+			 uint8_t op = RDMAP_OP_SEND);
+	// A whole Send message, one segment.
+	void send_msg(const Bytes &data);
+	SegSpec write_seg(uint32_t stag, uint64_t to, const Bytes &data, bool last = true);
+	SegSpec read_req(uint32_t src_stag, uint64_t src_to, uint32_t size, uint32_t msn);
+
+	// ---- receiving and asserting
+
+	Segment recv(const char *what, double timeout = 0);
+	std::string lost();
+	// Receive a whole Send message; checks MSN, MO and segments.
+	Bytes recv_send(uint32_t msn);
+	// Wait for the TERMINATE the target must send; check its triplet and
+	// the copied headers.  @bad: header octets of the offending segment
+	// (empty: not checked).
+	xiw_term expect_term(xiw_term_code want, const Bytes &bad = {});
+	// Poll the target's QP state until it is @want (a state change may
+	// lag the TERMINATE a little).
+	void expect_state(const std::string &want);
+
+	struct Wc {
+		uint64_t id;
+		std::string status, opcode;
+		uint32_t len;
+	};
+
+	std::vector<Wc> poll(int n, double timeout = 3);
+	// The next completion must be @status (and @len when >= 0).
+	Wc expect_wc(const std::string &status, long len = -1, const std::string &opcode = "");
+	void expect_no_wc();
+	void check(const std::string &region, uint64_t off, size_t len, uint32_t seed,
+		   uint64_t first = 0);
+	// After a TERMINATE: the QP is in error, every receive still posted
+	// completes flushed (or with an error), and the TCP stream ends.
+	void expect_dead();
+	// The stream ends in order after @what: a FIN, not a reset, which
+	// would have thrown away whatever the target's socket still held.
+	void expect_fin(const char *what);
+	void term_and_dead(xiw_term_code want, const Bytes &bad = {});
+	// The MPA Request was refused: the connection closes and no Reply
+	// (or a Reply with the R flag when @reject_ok) arrives; the target's
+	// ULP never sees a connection request.
+	void expect_refused(bool reject_ok);
+	// A Send carrying @n octets that the target must receive intact:
+	// proof that the stream is alive after an edge case.
+	void alive(size_t n = 64, uint32_t seed = 9);
+
+	// Offset in the target's rcv region of the next receive's buffer.
+	uint64_t recv_buf() const { return uint64_t(next_recv) * uint64_t(rlen); }
+
+	int rlen = 1024, next_recv = 0;
+};
+
+// ---------------------------------------------------------------------
+// Helpers of the scenarios of more than one layer
+
+xiw_term_code kDdpT(uint8_t c);
+xiw_term_code kDdpU(uint8_t c);
+xiw_term_code kProt(uint8_t c);
+xiw_term_code kOp(uint8_t c);
+xiw_term_code kMpa(uint8_t c);
+
+// Send @s (broken on purpose) and expect the target's TERMINATE @want.
+void breaks(Ctx &x, const SegSpec &s, xiw_term_code want);
+
+void need(bool cond, const std::string &what);
+
+// The target answers a Read Request for a whole region into a window
+// it cannot fill: we announce a 1 KiB MSS (a small send buffer on the
+// target, sized by the MSS) and a 4 KiB receive buffer, and read slowly.
+ConnOpts small_window();
+
+// A Read Request for all of ro; the target has started answering it.
+SegSpec read_ro_started(Ctx &x);
+
+} // namespace xiw::peer
+
+#endif
