@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # xiw_conformance.sh: the iWARP conformance scenarios of xiw-peer
-# (userspace/tools/xiw-peer.cc) against an xiw device, and the same
+# (userspace/tools/xiw_peer_scenarios.cc) against an xiw device, and the same
 # scenarios against siw for comparison.
 #
 # xiw-peer speaks MPA, DDP and RDMAP itself over a plain TCP socket and

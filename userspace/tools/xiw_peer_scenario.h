@@ -6,7 +6,12 @@
 // (xiw_peer_wire.h) together with xiw-target on the device under test
 // (xiw_peer_target.h): the connection setup, the segments a scenario
 // sends, and the assertions on what comes back, each throwing Failure
-// with what was expected.
+// with what was expected.  The scenarios live in one file per layer
+// (xiw_peer_sc_mpa.cc: MPA, its CRC and markers, the device as P2P
+// initiator; _ddp.cc: DDP and soft-RNR; _rdmap.cc: RDMAP and RFC 7306;
+// _term.cc: TERMINATE; _fault.cc: transport faults; _data.cc: the data
+// transfers that must work), and xiw_peer_scenarios.cc lists them all in
+// one table.
 
 #ifndef XIW_PEER_SCENARIO_H
 #define XIW_PEER_SCENARIO_H
@@ -173,6 +178,80 @@ ConnOpts small_window();
 
 // A Read Request for all of ro; the target has started answering it.
 SegSpec read_ro_started(Ctx &x);
+
+// ---------------------------------------------------------------------
+// The table
+
+// A scenario's function: plays it on @x, throws Failure where the device
+// does not follow the rule.
+using ScenarioFn = void(Ctx &x);
+
+struct Scenario {
+	const char *name;
+	const char *rule;
+	bool markers;
+	ScenarioFn *run;
+};
+
+// Every scenario, in the order `xiw-peer list` and `run` follow.
+std::span<const Scenario> scenarios();
+
+// ---------------------------------------------------------------------
+// The scenarios, by file.  The table calls those with more parameters
+// than a Ctx with their arguments bound.
+
+// xiw_peer_sc_mpa.cc: MPA connection setup (RFC 5044 7.1, RFC 6581), full
+// operation with CRC and markers (RFC 5044 4, 5), the device as P2P
+// initiator (RFC 6581)
+ScenarioFn mpa_rev2, mpa_responder_first, mpa_rev1, mpa_crc_on, mpa_crc_off, mpa_pdata_over,
+	mpa_reply_pdata, mpa_ulp_reject, mpa_bad_key, mpa_reply_key, mpa_rev0, mpa_rev3,
+	mpa_pd_too_long, mpa_enhanced_short, mpa_truncated, mpa_markers_refused,
+	mpa_reject_plain, mpa_rsvd_flags, mpa_p2p_read, mpa_p2p_write, mpa_p2p_send,
+	mpa_rtr_missing, mpa_ird_ord;
+ScenarioFn llp_crc_error, llp_crc_error_write, llp_crc_field_ignored, llp_ulpdu_short,
+	llp_markers_ok, llp_marker_mismatch;
+ScenarioFn initiator_rtr_read_payload, initiator_reply_no_rtr;
+void mpa_pdata(Ctx &x, uint8_t rev);
+void initiator_rev1_reject(Ctx &x, bool pdata);
+
+// xiw_peer_sc_ddp.cc: DDP (RFC 5041 7), soft-RNR (xiw's soft_rnr_ms)
+ScenarioFn ddp_t_version, ddp_msn_nobuf, ddp_msn_nobuf_after, ddp_mo_beyond, ddp_too_long,
+	ddp_too_long_multiseg, ddp_resp_bad_stag, ddp_resp_too_long, ddp_resp_wrong_to;
+ScenarioFn rnr_soft_wait, rnr_soft_timeout, rnr_soft_fin;
+void ddp_ut_version(Ctx &x, uint8_t dv);
+void ddp_bad_qn(Ctx &x, uint32_t qn);
+void ddp_msn_range(Ctx &x, uint32_t msn);
+// A Write that @mk builds once connected must end in the TERMINATE DDP
+// tagged @code (RDMAP protection @code when @rdmap), nothing placed.
+void ddp_t_write(Ctx &x, const std::function<SegSpec(Ctx &)> &mk, uint8_t code,
+		 bool rdmap = false);
+
+// xiw_peer_sc_rdmap.cc: RDMAP (RFC 5040 7), atomics (RFC 7306), the
+// verbs fence
+ScenarioFn rdmap_send_tagged, rdmap_resp_unsolicited, rdmap_read_wrap, rdmap_read_beyond_ird,
+	rdmap_read_segmented, rdmap_read_payload, rdmap_send_inv_bad, rdmap_imm_user,
+	rdmap_atomic_rights, rdmap_atomic_bad_op, rdmap_atomic_resp_unsolicited,
+	rdmap_read_source_dereg, rdmap_read_msn_ahead;
+void rdmap_fence_send(Ctx &x, const char *op);
+void rdmap_version(Ctx &x, bool write, uint8_t rv);
+void rdmap_opcode(Ctx &x, uint8_t op);
+void rdmap_read_bad(Ctx &x, const char *region, int64_t off, uint32_t size, uint8_t code,
+		    uint32_t stag_xor = 0);
+
+// xiw_peer_sc_term.cc: TERMINATE (RFC 5040 4.8, 5.4)
+ScenarioFn ddp_term_msn, rdmap_peer_terminate, rdmap_terminate_midstream,
+	term_closed_window, term_closed_window_bound;
+
+// xiw_peer_sc_fault.cc: faults of the transport
+ScenarioFn fault_rst_read_queued;
+void fault_rst(Ctx &x, bool mid_message);
+
+// xiw_peer_sc_data.cc: data transfers that must work, edge cases included
+ScenarioFn data_send_multiseg, data_send_bytewise, data_crc_bytewise, data_send_zero,
+	data_send_sequence, data_send_exact_fit, data_write_ooo, data_write_edges,
+	data_write_zero_bad_stag, data_read_zero_bad_stag, data_read, data_read_whole,
+	data_target_send, data_target_write, data_target_read, data_write_then_send,
+	data_send_zc_fallback;
 
 } // namespace xiw::peer
 

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// The scenarios of `xiw-peer run`, as one table: name, the rule it checks
+// (its RFC section first), whether it needs a device with markers, and
+// the function that plays it (bound to its arguments where one function
+// plays several).  `xiw-peer list`,
+// `run` (--filter, --skip) and `table` read it in this order; the names
+// are what tests/selftests/xiw_conformance.sh and
+// Documentation/siw-differences.rst refer to.
+
+#include "xiw_peer_scenario.h"
+
+namespace xiw::peer {
+
+namespace {
+
+const Scenario kScenarios[] = {
+	{ "mpa.rev2_enhanced", "RFC 5044 7.1, RFC 6581 5: rev 2 Request with IRD/ORD gets a rev 2 Reply; data both ways", false, mpa_rev2 },
+	{ "mpa.rev1", "RFC 5044 7.1: a rev 1 Request is answered in rev 1", false, mpa_rev1 },
+	{ "mpa.responder_first", "RFC 5044 7.1.2 (not followed, as siw): without P2P the responder's ULP may send first", false, mpa_responder_first },
+	{ "mpa.crc_requested", "RFC 5044 7.1: C set by the initiator: CRC on in both directions", false, mpa_crc_on },
+	{ "mpa.crc_not_requested", "RFC 5044 7.1: CRC agreed as either end asked", false, mpa_crc_off },
+	{ "mpa.pdata_255_rev2", "RFC 5044 7.1, RFC 6581: 255 octets of private data after IRD/ORD reach the ULP", false, [](Ctx &x) { mpa_pdata(x, 2); } },
+	{ "mpa.pdata_255_rev1", "RFC 5044 7.1: 255 octets of private data reach the ULP", false, [](Ctx &x) { mpa_pdata(x, 1); } },
+	{ "mpa.pdata_508", "RFC 5044 7.1: 508 octets are valid MPA but more than iw_cm carries: rejected", false, mpa_pdata_over },
+	{ "mpa.reply_pdata", "RFC 5044 7.1: the ULP's accept private data is in the Reply", false, mpa_reply_pdata },
+	{ "mpa.ulp_reject", "RFC 5044 7.1: a ULP reject is a Reply with R and its private data, then close", false, mpa_ulp_reject },
+	{ "mpa.bad_key", "RFC 5044 7.1.2: a Request with a wrong key is not answered; the connection closes", false, mpa_bad_key },
+	{ "mpa.reply_key_in_request", "RFC 5044 7.1.2: a Reply where a Request is due closes the connection", false, mpa_reply_key },
+	{ "mpa.rev0", "RFC 5044 7.1: revision 0 is refused", false, mpa_rev0 },
+	{ "mpa.rev3", "RFC 5044 7.1: a revision above 2 is refused", false, mpa_rev3 },
+	{ "mpa.pd_len_513", "RFC 5044 7.1: PD_Length above 512 is refused", false, mpa_pd_too_long },
+	{ "mpa.enhanced_pd_short", "RFC 6581 5: an enhanced Request without room for IRD/ORD is refused", false, mpa_enhanced_short },
+	{ "mpa.truncated_request", "RFC 5044 7.1: a Request cut short by FIN is not answered", false, mpa_truncated },
+	{ "mpa.markers_refused", "RFC 5044 7.1: a device that cannot send markers rejects M", false, mpa_markers_refused },
+	{ "mpa.reject_plain", "RFC 6581 5: a reject to a rev 2 Request without the enhanced flag has no IRD/ORD words", false, mpa_reject_plain },
+	{ "mpa.reserved_flags", "RFC 5044 7.1: reserved flag bits are ignored on receipt and sent as zero", false, mpa_rsvd_flags },
+	{ "mpa.p2p_read_rtr", "RFC 6581 5: P2P with a zero-length Read RTR, answered by a Read Response", false, mpa_p2p_read },
+	{ "mpa.p2p_write_rtr", "RFC 6581 5: P2P with a zero-length Write RTR", false, mpa_p2p_write },
+	{ "mpa.p2p_send_rtr", "RFC 6581 5: P2P with a zero-length Send RTR, no receive consumed", false, mpa_p2p_send },
+	{ "mpa.rtr_mismatch", "RFC 6581 5: a Send where the agreed Write RTR is due: LLP/MPA No Matching RTR", false, mpa_rtr_missing },
+	{ "mpa.ird_ord", "RFC 6581 5: Reply ORD not above our IRD; as many Reads as its IRD are answered", false, mpa_ird_ord },
+	{ "llp.crc_error_send", "RFC 5044 8: a CRC error in a Send: LLP/MPA CRC Error", false, llp_crc_error },
+	{ "llp.crc_error_write", "RFC 5044 8: a CRC error in a Write: LLP/MPA CRC Error", false, llp_crc_error_write },
+	{ "llp.crc_field_without_crc", "RFC 5044 4: without CRC the CRC field is not checked", false, llp_crc_field_ignored },
+	{ "llp.ulpdu_shorter_than_header", "RFC 5041 7 / 5040 7: a ULPDU too short for its headers is terminated", false, llp_ulpdu_short },
+	{ "llp.markers_both_ways", "RFC 5044 5: markers every 512 octets both ways", true, llp_markers_ok },
+	{ "llp.marker_mismatch", "RFC 5044 8: a marker that disagrees with the FPDU start: LLP/MPA 0x03", true, llp_marker_mismatch },
+	{ "ddp.untagged_version_0", "RFC 5041 7.2: untagged DV 0: DDP untagged Invalid DDP Version", false, [](Ctx &x) { ddp_ut_version(x, 0); } },
+	{ "ddp.untagged_version_2", "RFC 5041 7.2: untagged DV 2: DDP untagged Invalid DDP Version", false, [](Ctx &x) { ddp_ut_version(x, 2); } },
+	{ "ddp.tagged_version_0", "RFC 5041 7.2: tagged DV 0: DDP tagged Invalid DDP Version, nothing placed", false, ddp_t_version },
+	{ "ddp.qn_3_send", "RFC 5041 7.2: a Send on queue 3: DDP Invalid QN", false, [](Ctx &x) { ddp_bad_qn(x, 3); } },
+	{ "ddp.qn_large", "RFC 5041 7.2: queue number 0x10000: DDP Invalid QN", false, [](Ctx &x) { ddp_bad_qn(x, 0x10000); } },
+	{ "ddp.msn_no_buffer", "RFC 5041 7.2: no receive posted: Invalid MSN, no buffer", false, ddp_msn_nobuf },
+	{ "ddp.msn_no_buffer_after_one", "RFC 5041 7.2: the second Send with one receive: no buffer", false, ddp_msn_nobuf_after },
+	{ "ddp.msn_out_of_range", "RFC 5041 7.2: MSN far ahead: Invalid MSN, range not valid", false, [](Ctx &x) { ddp_msn_range(x, 1000); } },
+	{ "ddp.msn_zero", "RFC 5041 5.1: MSN starts at 1; MSN 0 is out of range", false, [](Ctx &x) { ddp_msn_range(x, 0); } },
+	{ "ddp.mo_beyond_buffer", "RFC 5041 7.2: MO past the receive buffer: Invalid MO", false, ddp_mo_beyond },
+	{ "ddp.send_too_long", "RFC 5041 7.2: 1500 octets into a 1024 receive: message too long", false, ddp_too_long },
+	{ "ddp.send_too_long_2nd_seg", "RFC 5041 7.2: the second segment overflows: message too long", false, ddp_too_long_multiseg },
+	{ "ddp.write_invalid_stag", "RFC 5041 7.1: Write to an unknown STag: DDP tagged Invalid STag", false, [](Ctx &x) { ddp_t_write(x, [](Ctx &c) { return c.write_seg(c.reg["rw"].stag ^ 0x7700, c.reg["rw"].base, pattern(64, 60)); }, DDP_ECODE_T_INVALID_STAG); } },
+	{ "ddp.write_dead_stag", "RFC 5041 7.1: Write to a deregistered STag: Invalid STag", false, [](Ctx &x) { ddp_t_write(x, [](Ctx &c) { return c.write_seg(c.reg["dead"].stag, c.reg["dead"].base, pattern(64, 61)); }, DDP_ECODE_T_INVALID_STAG); } },
+	{ "ddp.write_foreign_pd", "RFC 5041 7.1: Write to another PD's STag: STag not associated", false, [](Ctx &x) { ddp_t_write(x, [](Ctx &c) { return c.write_seg(c.reg["foreign"].stag, c.reg["foreign"].base, pattern(64, 62)); }, DDP_ECODE_T_STAG_NOT_ASSOC); } },
+	{ "ddp.write_past_end", "RFC 5041 7.1: Write across the region's end: base or bounds", false, [](Ctx &x) { ddp_t_write(x, [](Ctx &c) { return c.write_seg(c.reg["rw"].stag, c.reg["rw"].base + kRegionLen - 10, pattern(20, 63)); }, DDP_ECODE_T_BASE_BOUNDS); } },
+	{ "ddp.write_below_base", "RFC 5041 7.1: Write below the region's base: base or bounds", false, [](Ctx &x) { ddp_t_write(x, [](Ctx &c) { return c.write_seg(c.reg["rw"].stag, c.reg["rw"].base - 16, pattern(8, 64)); }, DDP_ECODE_T_BASE_BOUNDS); } },
+	{ "ddp.write_to_wrap", "RFC 5041 7.1: TO + length wraps 2^64: TO wrap", false, [](Ctx &x) { ddp_t_write(x, [](Ctx &c) { return c.write_seg(c.reg["rw"].stag, ~0ull - 7, pattern(16, 65)); }, DDP_ECODE_T_TO_WRAP); } },
+	{ "ddp.write_read_only", "RFC 5040 7.1: Write to an STag without remote write: RDMAP access rights", false, [](Ctx &x) { ddp_t_write(x, [](Ctx &c) { return c.write_seg(c.reg["ro"].stag, c.reg["ro"].base, pattern(64, 66)); }, RDMAP_ECODE_ACCESS_RIGHTS, true); } },
+	{ "ddp.terminate_bad_msn", "RFC 5040 4.8, 5041 7.2: a TERMINATE with MSN 2: Invalid MSN range", false, ddp_term_msn },
+	{ "ddp.read_resp_bad_stag", "RFC 5041 7.1: a Read Response to another STag: Invalid STag", false, ddp_resp_bad_stag },
+	{ "ddp.read_resp_too_long", "RFC 5041 7.1: a Read Response longer than asked: base or bounds", false, ddp_resp_too_long },
+	{ "ddp.read_resp_wrong_to", "RFC 5040 4.4, 5041 7.1: a Read Response to the sink STag at another TO: base or bounds, nothing placed", false, ddp_resp_wrong_to },
+	{ "rdmap.fence_send", "verbs fence: a fenced Send waits for the Read before it", false, [](Ctx &x) { rdmap_fence_send(x, "send"); } },
+	{ "rdmap.fence_send_inv", "verbs fence: a fenced Send with Invalidate waits for the Read before it", false, [](Ctx &x) { rdmap_fence_send(x, "send_inv"); } },
+	{ "rdmap.version_0_send", "RFC 5040 7.2: RDMAP version 0: Invalid RDMAP version", false, [](Ctx &x) { rdmap_version(x, false, 0); } },
+	{ "rdmap.version_2_write", "RFC 5040 7.2: RDMAP version 2 on a Write: Invalid RDMAP version", false, [](Ctx &x) { rdmap_version(x, true, 2); } },
+	{ "rdmap.opcode_reserved_c", "RFC 5040 7.2: reserved opcode 0xc: Unexpected OpCode", false, [](Ctx &x) { rdmap_opcode(x, 0xc); } },
+	{ "rdmap.opcode_reserved_f", "RFC 5040 7.2: reserved opcode 0xf: Unexpected OpCode", false, [](Ctx &x) { rdmap_opcode(x, 0xf); } },
+	{ "rdmap.send_tagged", "RFC 5040 7.2: a Send in the tagged model: Unexpected OpCode", false, rdmap_send_tagged },
+	{ "rdmap.read_resp_unsolicited", "RFC 5040 7.2: a Read Response without a Read Request: Unexpected OpCode", false, rdmap_resp_unsolicited },
+	{ "rdmap.read_invalid_stag", "RFC 5040 7.1: Read Request for an unknown STag: Invalid STag", false, [](Ctx &x) { rdmap_read_bad(x, "ro", 0, 64, RDMAP_ECODE_INVALID_STAG, 0x6600); } },
+	{ "rdmap.read_dead_stag", "RFC 5040 7.1: Read Request for a deregistered STag: Invalid STag", false, [](Ctx &x) { rdmap_read_bad(x, "dead", 0, 64, RDMAP_ECODE_INVALID_STAG); } },
+	{ "rdmap.read_foreign_pd", "RFC 5040 7.1: Read Request for another PD's STag: not associated", false, [](Ctx &x) { rdmap_read_bad(x, "foreign", 0, 64, RDMAP_ECODE_STAG_NOT_ASSOC); } },
+	{ "rdmap.read_past_end", "RFC 5040 7.1: Read Request across the end: base or bounds", false, [](Ctx &x) { rdmap_read_bad(x, "ro", kRegionLen - 32, 64, RDMAP_ECODE_BASE_BOUNDS); } },
+	{ "rdmap.read_below_base", "RFC 5040 7.1: Read Request below the base: base or bounds", false, [](Ctx &x) { rdmap_read_bad(x, "ro", -64, 32, RDMAP_ECODE_BASE_BOUNDS); } },
+	{ "rdmap.read_write_only", "RFC 5040 7.1: Read Request for an STag without remote read: access rights", false, [](Ctx &x) { rdmap_read_bad(x, "wo", 0, 64, RDMAP_ECODE_ACCESS_RIGHTS); } },
+	{ "rdmap.read_to_wrap", "RFC 5040 7.1: Read Request whose TO + size wraps: TO wrap", false, rdmap_read_wrap },
+	{ "rdmap.read_beyond_ird", "RFC 5041 7.1: a Read Request past IRD finds no buffer on queue 1: Invalid MSN, no buffer", false, rdmap_read_beyond_ird },
+	{ "rdmap.read_segmented", "RFC 5040 4.4: a Read Request with L=0", false, rdmap_read_segmented },
+	{ "rdmap.read_with_payload", "RFC 5040 4.4: a Read Request carrying payload", false, rdmap_read_payload },
+	{ "rdmap.read_msn_ahead", "RFC 5041 7.1: a Read Request one MSN ahead on queue 1: Invalid MSN, range not valid", false, rdmap_read_msn_ahead },
+	{ "rdmap.read_source_dereg", "RFC 5040 7.1: the source deregistered half way through its Read Response: Invalid STag; dereg does not wait", false, rdmap_read_source_dereg },
+	{ "rdmap.send_inv_bad_stag", "RFC 5040 7.2: Send with Invalidate of an unknown STag: cannot invalidate", false, rdmap_send_inv_bad },
+	{ "rdmap.imm_data_user_qp", "RFC 7306 9: Immediate Data to a QP that cannot deliver it: Unexpected OpCode", false, rdmap_imm_user },
+	{ "rdmap.atomic_no_rights", "RFC 7306 8: FetchAdd on an STag without atomic rights: access rights", false, rdmap_atomic_rights },
+	{ "rdmap.atomic_reserved_op", "RFC 7306 8: a reserved atomic operation: Unexpected OpCode", false, rdmap_atomic_bad_op },
+	{ "rdmap.atomic_resp_unsolicited", "RFC 7306 8: an Atomic Response without a request: Unexpected OpCode", false, rdmap_atomic_resp_unsolicited },
+	{ "term.closed_window", "RFC 5040 5.4: a TERMINATE behind a full socket waits for the peer's window, then FIN", false, term_closed_window },
+	{ "term.closed_window_bound", "xiw: a TERMINATE that cannot leave within 5 s: the connection is reset", false, term_closed_window_bound },
+	{ "rdmap.peer_terminate", "RFC 5040 5.4: a TERMINATE from the peer: QP to error, nothing sent back", false, rdmap_peer_terminate },
+	{ "rdmap.terminate_midstream", "RFC 5040 5.4: a TERMINATE in the middle of a Send", false, rdmap_terminate_midstream },
+	{ "fault.rst_idle", "RFC 5040 5.4 (LLP lost): a TCP reset on an idle stream: QP error, receives flushed", false, [](Ctx &x) { fault_rst(x, false); } },
+	{ "fault.rst_mid_send", "RFC 5040 5.4 (LLP lost): a TCP reset half way through a Send", false, [](Ctx &x) { fault_rst(x, true); } },
+	{ "fault.rst_read_queued", "RFC 5040 5.4 (LLP lost): a reset with Read Requests queued: their source deregisters at once", false, fault_rst_read_queued },
+	{ "data.send_multiseg", "RFC 5041 5: a Send of three segments lands whole", false, data_send_multiseg },
+	{ "data.send_bytewise", "RFC 5044 4: an FPDU one octet per TCP segment", false, data_send_bytewise },
+	{ "data.crc_bytewise", "RFC 5044 4: with CRC, one octet per TCP segment", false, data_crc_bytewise },
+	{ "data.send_zero_length", "RFC 5040 5.3: a zero-length Send completes a receive with 0 octets", false, data_send_zero },
+	{ "data.send_sequence", "RFC 5041 5: four Sends in one TCP write complete in MSN order", false, data_send_sequence },
+	{ "data.send_exact_fit", "RFC 5041 7.2: a Send exactly the receive's size", false, data_send_exact_fit },
+	{ "data.write_out_of_order", "RFC 5041 5: tagged segments placed by TO in any order", false, data_write_ooo },
+	{ "data.write_region_edges", "RFC 5041 7.1: Writes at the first and last octets of a region", false, data_write_edges },
+	{ "data.write_zero_length", "RFC 5040 5.1: a zero-length Write validates no STag", false, data_write_zero_bad_stag },
+	{ "data.read_zero_length", "RFC 5040 5.2: a zero-length Read Request validates no STag", false, data_read_zero_bad_stag },
+	{ "data.read_5000", "RFC 5040 5.2: a Read Response carries sink STag/TO and the source's data", false, data_read },
+	{ "data.read_64k", "RFC 5040 5.2: a 64 KiB Read, every octet", false, data_read_whole },
+	{ "data.target_send", "RFC 5040 5.3: the target's Sends, 3000 and 0 octets", false, data_target_send },
+	{ "data.target_write", "RFC 5040 5.1: the target's Write into our STag", false, data_target_write },
+	{ "data.target_read", "RFC 5040 5.2: the target's Read, answered in three segments", false, data_target_read },
+	{ "data.write_then_send", "RFC 5040 5.5: a Write is placed before the Send after it completes", false, data_write_then_send },
+	{ "data.send_zc_fallback", "RFC 5044 4: a 60000-octet Send from 6 scattered SGEs: one FPDU, intact, and the stream in step after it", false, data_send_zc_fallback },
+	{ "initiator.rev1_reject_pdata", "RFC 5044 7.1: a revision 1 reject with private data (a ULP's): no retry", false, [](Ctx &x) { initiator_rev1_reject(x, true); } },
+	{ "initiator.rev1_reject_retry", "RFC 6581 5: a revision 1 reject without private data: one retry with revision 1", false, [](Ctx &x) { initiator_rev1_reject(x, false); } },
+	{ "initiator.reply_no_rtr", "RFC 6581 6: a Reply agreeing to an RTR we did not offer: TERMINATE No Matching RTR, then FIN", false, initiator_reply_no_rtr },
+	{ "initiator.rtr_read_payload", "RFC 6581 5, 5041 7.1: data in the Read Response to the target's Read RTR: Invalid STag, nothing placed", false, initiator_rtr_read_payload },
+	{ "rnr.soft_wait", "xiw soft_rnr_ms: a Send without a receive waits for one, then lands", false, rnr_soft_wait },
+	{ "rnr.soft_timeout", "xiw soft_rnr_ms: no receive within the wait: RFC 5041 7.2 no buffer, after the wait", false, rnr_soft_timeout },
+	{ "rnr.soft_fin", "xiw soft_rnr_ms: the peer's FIN behind a waiting Send: the TERMINATE at once", false, rnr_soft_fin },
+};
+
+} // namespace
+
+std::span<const Scenario> scenarios()
+{
+	return kScenarios;
+}
+
+} // namespace xiw::peer
