@@ -212,21 +212,33 @@ int table_main(const char *siw_log, const char *xiw_log, const char *kernel)
 		// Left out of both runs alike (a device setting neither had).
 		if (x != xiw.end() && x->second == it->second)
 			continue;
-		std::string rule = s.rule, sect;
-		size_t colon = rule.find(": ");
-		if (colon != std::string::npos) {
-			sect = rule.substr(0, colon);
-			rule = rule.substr(colon + 2);
-		}
 		std::string xr = x == xiw.end() ? "not run" : x->second.empty() ? "passes" : x->second;
 		printf("   * - ``%s``\n     - %s\n     - %s\n     - %s\n     - %s\n", s.name,
-		       rst_text(sect).c_str(), rst_text(rule).c_str(),
+		       rst_text(s.rfc).c_str(), rst_text(s.rule).c_str(),
 		       xr == "passes" ? "passes" : rst_literal(xr).c_str(),
 		       rst_literal(it->second).c_str());
 		rows++;
 	}
 	printf("\n%d of %zu scenarios differ.\n", rows, scenarios().size());
 	return 0;
+}
+
+// What the device under test lacks for a scenario that @needs it, as
+// far as the options say: NULL when nothing.
+const char *missing(const Options &o, Need needs)
+{
+	switch (needs) {
+	case Need::Markers:
+		return o.markers ? nullptr : "a device with MPA markers (--markers)";
+	case Need::P2pReadRtr:
+		return o.p2p_read_rtr ? nullptr :
+			"a device that initiates with P2P and a Read RTR (--p2p-read-rtr)";
+	case Need::SoftRnr:
+		return o.soft_rnr_ms ? nullptr : "a device with soft_rnr_ms set (--soft-rnr MS)";
+	case Need::None:
+		break;
+	}
+	return nullptr;
 }
 
 int run(const Options &o)
@@ -263,19 +275,8 @@ int run(const Options &o)
 			skip++;
 			continue;
 		}
-		if (s->markers && !o.markers) {
-			printf("ok %d %s # SKIP needs a device with MPA markers (--markers)\n", n, s->name);
-			skip++;
-			continue;
-		}
-		if (!std::string(s->name).rfind("initiator.", 0) && !o.p2p_read_rtr) {
-			printf("ok %d %s # SKIP needs a device that initiates with P2P and a Read RTR (--p2p-read-rtr)\n",
-			       n, s->name);
-			skip++;
-			continue;
-		}
-		if (!std::string(s->name).rfind("rnr.", 0) && !o.soft_rnr_ms) {
-			printf("ok %d %s # SKIP needs a device with soft_rnr_ms set (--soft-rnr MS)\n", n, s->name);
+		if (const char *why = missing(o, s->needs)) {
+			printf("ok %d %s # SKIP needs %s\n", n, s->name, why);
 			skip++;
 			continue;
 		}
@@ -316,7 +317,7 @@ int run(const Options &o)
 			fail++;
 		}
 		if (!o.quiet)
-			printf("#   %s (%.1f s)\n", s->rule, secs);
+			printf("#   %s: %s (%.1f s)\n", s->rfc, s->rule, secs);
 		fflush(stdout);
 	}
 	printf("# Totals: pass:%d fail:%d xfail:0 xpass:0 skip:%d error:0\n", pass, fail, skip);
@@ -356,7 +357,7 @@ int main(int argc, char **argv)
 	}
 	if (cmd == "list") {
 		for (auto &s : scenarios())
-			printf("%-34s %s\n", s.name, s.rule);
+			printf("%-34s %s: %s\n", s.name, s.rfc, s.rule);
 		return 0;
 	}
 	if (cmd != "run")

@@ -11,7 +11,8 @@
 // initiator; _ddp.cc: DDP and soft-RNR; _rdmap.cc: RDMAP and RFC 7306;
 // _term.cc: TERMINATE; _fault.cc: transport faults; _data.cc: the data
 // transfers that must work), and xiw_peer_scenarios.cc lists them all in
-// one table.
+// one table: name, RFC section, rule, the device setting needed, the
+// function.
 
 #ifndef XIW_PEER_SCENARIO_H
 #define XIW_PEER_SCENARIO_H
@@ -182,14 +183,25 @@ SegSpec read_ro_started(Ctx &x);
 // ---------------------------------------------------------------------
 // The table
 
+// What a scenario needs of the device beyond its defaults (a `run`
+// option that says the device has it); without it the scenario is
+// skipped.
+enum class Need {
+	None,
+	Markers,	// --markers
+	P2pReadRtr,	// --p2p-read-rtr
+	SoftRnr,	// --soft-rnr MS
+};
+
 // A scenario's function: plays it on @x, throws Failure where the device
 // does not follow the rule.
 using ScenarioFn = void(Ctx &x);
 
 struct Scenario {
 	const char *name;
-	const char *rule;
-	bool markers;
+	const char *rfc;	// the RFC section (or setting) of the rule
+	const char *rule;	// what the device must do
+	Need needs;
 	ScenarioFn *run;
 };
 
