@@ -117,8 +117,9 @@ const xiw::cli::Usage kUsage = {
 	"                       with P2P and a Read RTR\n"
 	"    --soft-rnr MS      add the rnr.* scenarios, for a device whose\n"
 	"                       soft_rnr_ms is MS, 1..10000 (they need 1000 or more)\n"
-	"    --timeout S        seconds to wait for the device, 0..3600,\n"
-	"                       fractions allowed (default 10)\n"
+	"    --timeout S        seconds to wait for the device, here and in\n"
+	"                       xiw-target (its -T), 0..3600, fractions allowed\n"
+	"                       (default 10)\n"
 	"    --quiet            no rule line under each result\n"
 	"    -h, --help         this text\n"
 	"\n"
@@ -260,7 +261,7 @@ int run(const Options &o)
 
 	Target t;
 	try {
-		t.start(o.target, o.addr, o.port);
+		t.start(o.target, o.addr, o.port, o.timeout);
 	} catch (const Failure &f) {
 		printf("KTAP version 1\n1..0 # SKIP %s\n", f.what());
 		return 4;
@@ -284,7 +285,7 @@ int run(const Options &o)
 		if (t.dead(how)) {
 			printf("# xiw-target died (%s) before %s: restarted\n", how.c_str(), s->name);
 			try {
-				t.start(o.target, o.addr, o.port);
+				t.start(o.target, o.addr, o.port, o.timeout);
 			} catch (const Failure &f) {
 				printf("not ok %d %s # xiw-target: %s\n", n, s->name, f.what());
 				fail++;

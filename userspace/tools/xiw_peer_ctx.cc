@@ -223,14 +223,20 @@ xiw_term Ctx::expect_term(xiw_term_code want, const Bytes &bad)
 	}
 }
 
+// The target's QP reaches @want within --timeout: what moves it (our
+// TERMINATE, FIN or reset) may need TCP retransmissions to arrive.
 void Ctx::expect_state(const std::string &want)
 {
+	auto end = std::chrono::steady_clock::now() +
+		   std::chrono::duration<double>(o_.timeout);
 	std::string got;
-	for (int i = 0; i < 50; i++) {
+	for (;;) {
 		Reply r = t_.must("state");
 		got = r.at("state");
 		if (got == want)
 			return;
+		if (std::chrono::steady_clock::now() >= end)
+			break;
 		std::this_thread::sleep_for(100ms);
 	}
 	throw Failure("target QP state " + got + ", expected " + want);

@@ -2060,7 +2060,7 @@ struct Targets {
 	{
 		if (!all[i].t) {
 			all[i].t = std::make_unique<Target>();
-			all[i].t->start(o.target, all[i].addr, o.port);
+			all[i].t->start(o.target, all[i].addr, o.port, o.hang);
 		}
 		return *all[i].t;
 	}

@@ -27,9 +27,10 @@ const std::string &Reply::at(const std::string &k) const
 	return it->second;
 }
 
-void Target::start(const std::string &path, const std::string &addr, uint16_t port)
+void Target::start(const std::string &path, const std::string &addr, uint16_t port, double wait)
 {
 	int in[2], out[2];
+	std::string p = std::to_string(port), w = std::to_string(wait);
 
 	buf_.clear();
 	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
@@ -40,8 +41,8 @@ void Target::start(const std::string &path, const std::string &addr, uint16_t po
 	if (!pid_) {
 		dup2(in[0], 0);
 		dup2(out[1], 1);
-		std::string p = std::to_string(port);
-		execl(path.c_str(), path.c_str(), "-p", p.c_str(), addr.c_str(), (char *)nullptr);
+		execl(path.c_str(), path.c_str(), "-p", p.c_str(), "-T", w.c_str(), addr.c_str(),
+		      (char *)nullptr);
 		perror("exec xiw-target");
 		_exit(127);
 	}
@@ -49,6 +50,7 @@ void Target::start(const std::string &path, const std::string &addr, uint16_t po
 	::close(out[1]);
 	wfd_ = in[1];
 	rfd_ = out[0];
+	wait_ = wait;
 	std::string l = line(30);
 	if (l.rfind("ready", 0) != 0)
 		throw Failure("xiw-target did not start: " + l);
@@ -97,7 +99,7 @@ Reply Target::cmd(const std::string &c, double timeout)
 	if (wfd_ < 0 || ::write(wfd_, l.data(), l.size()) != ssize_t(l.size()))
 		throw Failure("xiw-target is gone (write " + c + ")");
 	Reply r;
-	r.line = line(timeout);
+	r.line = line(timeout > 0 ? timeout : wait_ + 30);
 	std::istringstream is(r.line);
 	std::string w;
 	while (is >> w) {

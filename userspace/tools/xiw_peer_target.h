@@ -34,9 +34,10 @@ public:
 	Target(const Target &) = delete;
 	Target &operator=(const Target &) = delete;
 
-	// Start @path listening on @addr port @port; throws Failure unless it
-	// says "ready" within 30 s.
-	void start(const std::string &path, const std::string &addr, uint16_t port);
+	// Start @path listening on @addr port @port, its commands waiting at
+	// most @wait seconds by default; throws Failure unless it says "ready"
+	// within 30 s.
+	void start(const std::string &path, const std::string &addr, uint16_t port, double wait);
 	// Has the target exited?  Reaps it and describes how.
 	bool dead(std::string &how);
 	// quit, then SIGKILL after 5 s.
@@ -44,15 +45,17 @@ public:
 	bool running() const { return pid_ > 0; }
 
 	// Send a command and read its answer; throws Failure when the target
-	// does not answer within @timeout seconds or is gone.
-	Reply cmd(const std::string &c, double timeout = 40);
+	// does not answer within @timeout seconds (0: 30 s more than the
+	// target's own default wait) or is gone.
+	Reply cmd(const std::string &c, double timeout = 0);
 	// As cmd(), and an "err" answer throws Failure too.
-	Reply must(const std::string &c, double timeout = 40);
+	Reply must(const std::string &c, double timeout = 0);
 
 private:
 	std::string line(double timeout);
 
 	pid_t pid_ = 0;
+	double wait_ = 10;	// the target's default wait (its -T)
 	int wfd_ = -1, rfd_ = -1;
 	std::string buf_;
 };
