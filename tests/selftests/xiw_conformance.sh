@@ -127,7 +127,10 @@ t_xiw_initiator() {
 # scenario still sees it, then the FIN.  TcpRetransSegs shows the loss.
 # Not the two behind a closed window: with a 4 KiB window and TCP's
 # backoff under this loss, the window may stay shut past the TERMINATE's
-# 5 s bound (they run without loss in the first case).
+# 5 s bound (they run without loss in the first case).  Every wait is
+# 60 s: after a retransmitted SYN, TCP's first RTO for data is 3 s and
+# doubles with each loss, so a segment lost three times in a row arrives
+# 21 s late, four times 45 s.
 t_xiw_netem() {
 	local log=$XIW_TMP/netem.log rc=0 ns r0 r1
 	need_module sch_netem || skip "no netem"
@@ -142,7 +145,7 @@ t_xiw_netem() {
 	r0=$(ip netns exec "$ns" nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ { print $2 }')
 	echo "# + ip netns exec $ns xiw-peer run --filter term,ddp.write_invalid_stag,rdmap.read_dead_stag"
 	ip netns exec "$ns" timeout 600 "$PEER" run --target "$TARGET" --quiet \
-		--addr 192.0.2.13 --timeout 20 --skip term.closed_window,term.closed_window_bound \
+		--addr 192.0.2.13 --timeout 60 --skip term.closed_window,term.closed_window_bound \
 		--filter term,ddp.write_invalid_stag,rdmap.read_dead_stag \
 		>"$log" 2>"$log.err" || rc=$?
 	r1=$(ip netns exec "$ns" nstat -az TcpRetransSegs | awk '/TcpRetransSegs/ { print $2 }')
