@@ -15,6 +15,8 @@
 # Commands:  xrun CMD... prints "# + CMD" and CMD's output as diagnostics;
 #            xget VAR CMD... does the same and keeps the output in VAR;
 #            xfail CMD... expects CMD to fail.
+# Tools:     need_tool VAR NAME finds xiw's userspace tool NAME (xiw-peer,
+#            xiw-target, ...) or skips; xiw_tool VAR NAME only looks.
 # Waiting:   wait_for TIMEOUT CMD... polls CMD every 0.1 s for TIMEOUT s;
 #            xiw_sleep SECONDS sleeps without starting a process.
 # Leaks:     kmemleak_clear forgets what kmemleak has reported so far;
@@ -32,7 +34,10 @@
 WAIT_TIMEOUT=${WAIT_TIMEOUT:-20}	# TCG guests are slow
 IBDIR=/sys/class/infiniband
 
-. "$(dirname "${BASH_SOURCE[0]}")/tier.sh"
+# The tests' own directory: a checkout's tests/selftests, or where
+# kselftest installed them.
+XIW_SELFTEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$XIW_SELFTEST_DIR/tier.sh"
 tier_load "${0##*/}"
 
 KTAP_N=0
@@ -555,6 +560,7 @@ run_case() {
 	# Not `( ... ) || rc=$?`: bash ignores set -e in anything left of ||.
 	(
 		set -eE -o pipefail
+		XIW_IN_CASE=1
 		trap 'echo "# FAIL: exit $? from: $BASH_COMMAND"' ERR
 		"$@"
 	)
@@ -589,16 +595,46 @@ require_env() {
 	modinfo xiw >/dev/null 2>&1 || ktap_skip_all "no xiw module for $(uname -r)"
 }
 
-# need_peer: PEER and TARGET name the conformance peer and its target
-# (XIW_PEER and XIW_TARGET, else the checkout's build); skip the whole
-# test unless both are built and xiw, dummy and rdma_ucm load.
+# xiw_tool VAR NAME: the path of xiw's userspace tool NAME (xiw-peer,
+# xiw-target, xiw-perf, ...) into VAR, from the first of: the directory
+# XIW_TOOLS, bin/ beside the tests (where the selftests' `make install`
+# puts the tools, see ./Makefile), the checkout's build/userspace/tools
+# (make userspace), PATH (the tools installed with cmake --install).
+# Fails with VAR empty.
+xiw_tool() {
+	local _xt_d _xt_p
+	for _xt_d in ${XIW_TOOLS:+"$XIW_TOOLS"} "$XIW_SELFTEST_DIR/bin" \
+		"$XIW_SELFTEST_DIR/../../build/userspace/tools"; do
+		if [ -f "$_xt_d/$2" ] && [ -x "$_xt_d/$2" ]; then
+			printf -v "$1" '%s' "$_xt_d/$2"
+			return 0
+		fi
+	done
+	_xt_p=$(type -P "$2") || _xt_p=
+	printf -v "$1" '%s' "$_xt_p"
+	[ -n "$_xt_p" ]
+}
+
+# need_tool VAR NAME: xiw_tool VAR NAME, or skip (the case inside one,
+# else the whole test) saying where it looked.
+need_tool() {
+	local why
+	xiw_tool "$@" && return 0
+	why="$2 not found in ${XIW_TOOLS:+$XIW_TOOLS, }$XIW_SELFTEST_DIR/bin,"
+	why+=" the checkout's build/userspace/tools or PATH (make userspace, or"
+	why+=" install the selftests with their tools: tests/selftests/Makefile)"
+	if [ -n "${XIW_IN_CASE:-}" ]; then
+		skip "$why"
+	fi
+	ktap_skip_all "$why"
+}
+
+# need_peer: PEER and TARGET name the conformance peer and its target;
+# skip the whole test unless both are found and xiw, dummy and rdma_ucm
+# load.
 need_peer() {
-	local top
-	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-	PEER=${XIW_PEER:-$top/build/userspace/tools/xiw-peer}
-	TARGET=${XIW_TARGET:-$top/build/userspace/tools/xiw-target}
-	[ -x "$PEER" ] || ktap_skip_all "$PEER not built (make userspace)"
-	[ -x "$TARGET" ] || ktap_skip_all "$TARGET not built (make userspace)"
+	need_tool PEER xiw-peer
+	need_tool TARGET xiw-target
 	need_module xiw || ktap_skip_all "cannot load xiw"
 	need_module dummy || ktap_skip_all "no dummy module"
 	need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"

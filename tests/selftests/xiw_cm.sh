@@ -29,7 +29,7 @@ B4=198.51.100.1
 A6=2001:db8:1::1
 B6=2001:db8:2::1
 PORT=7174
-TARGET=${XIW_TARGET:-$(cd "$(dirname "$0")/../.." && pwd)/build/userspace/tools/xiw-target}
+xiw_tool TARGET xiw-target || :
 rping_servers=()
 
 with_devs() {
@@ -202,7 +202,7 @@ foreign_connect() {
 # does connect it: the same lookup is not refusing everything.
 t_foreign_qp() {
 	local line qpn got
-	[ -x "$TARGET" ] || skip "$TARGET not built (make userspace)"
+	need_tool TARGET xiw-target
 	id -u nobody >/dev/null 2>&1 || skip "no user nobody"
 	coproc VICTIM { exec "$TARGET" -p 7190 $A4 2>&1; }
 	bg_add $!

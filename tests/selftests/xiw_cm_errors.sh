@@ -27,9 +27,7 @@ need_module xiw || ktap_skip_all "cannot load xiw"
 need_module dummy || ktap_skip_all "no dummy module"
 need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
-CM_TEST=${XIW_CM_TEST:-$top/build/userspace/tools/xiw-cm-test}
-[ -x "$CM_TEST" ] || ktap_skip_all "$CM_TEST not built (make userspace)"
+need_tool CM_TEST xiw-cm-test
 
 with_devs() {
 	xiw_on_dummies xce0 192.0.2.1 xea xce1 198.51.100.1 xeb

@@ -32,14 +32,12 @@
 . "$(dirname "$0")/lib.sh"
 
 require_env
-top=$(cd "$(dirname "$0")/../.." && pwd)
-PEER=${XIW_PEER:-$top/build/userspace/tools/xiw-peer}
-TARGET=${XIW_TARGET:-$top/build/userspace/tools/xiw-target}
 command -v rping >/dev/null || ktap_skip_all "rping not installed"
 command -v ib_send_bw >/dev/null || ktap_skip_all "perftest not installed"
 command -v dumpcap >/dev/null || ktap_skip_all "dumpcap not installed"
 command -v tshark >/dev/null || ktap_skip_all "tshark not installed"
-[ -x "$PEER" ] || ktap_skip_all "$PEER not built (make userspace)"
+need_tool PEER xiw-peer
+xiw_tool TARGET xiw-target || :
 need_module xiw || ktap_skip_all "cannot load xiw"
 need_module veth || ktap_skip_all "no veth module"
 need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
@@ -279,7 +277,7 @@ peer_run() {
 
 t_soft_rnr() {
 	local s0 t0 d0 s1 t1 d1
-	[ -x "$TARGET" ] || skip "$TARGET not built"
+	need_tool TARGET xiw-target
 	xiw_on_dummies xgd0 192.0.2.9 xgr
 	set_cfg xgr soft_rnr_ms 3000
 	s0=$(hw_counter xgr soft_rnr_stalls) t0=$(hw_counter xgr soft_rnr_timeouts)

@@ -27,9 +27,7 @@
 . "$(dirname "$0")/lib.sh"
 
 require_env
-top=$(cd "$(dirname "$0")/../.." && pwd)
-STREAM=${XIW_STREAM:-$top/build/userspace/tools/xiw-stream}
-[ -x "$STREAM" ] || ktap_skip_all "$STREAM not built (make userspace)"
+need_tool STREAM xiw-stream
 need_module xiw || ktap_skip_all "cannot load xiw"
 need_module veth || ktap_skip_all "no veth module"
 need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"

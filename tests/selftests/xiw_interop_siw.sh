@@ -52,9 +52,7 @@ require_env
 command -v rping >/dev/null || ktap_skip_all "rping not installed"
 command -v ib_write_bw >/dev/null || ktap_skip_all "perftest not installed"
 command -v python3 >/dev/null || ktap_skip_all "python3 not installed"
-top=$(cd "$(dirname "$0")/../.." && pwd)
-XPERF=${XIW_PERF:-$top/build/userspace/tools/xiw-perf}
-[ -x "$XPERF" ] || ktap_skip_all "$XPERF not built (make userspace)"
+need_tool XPERF xiw-perf
 modinfo siw >/dev/null 2>&1 ||
 	ktap_skip_all "no siw module for $(uname -r) (tests/vm/build-siw builds one)"
 need_module xiw || ktap_skip_all "cannot load xiw"

@@ -20,13 +20,9 @@
 . "$(dirname "$0")/lib.sh"
 
 require_env
-top=$(cd "$(dirname "$0")/../.." && pwd)
-STREAM=${XIW_STREAM:-$top/build/userspace/tools/xiw-stream}
-PEER=${XIW_PEER:-$top/build/userspace/tools/xiw-peer}
-TARGET=${XIW_TARGET:-$top/build/userspace/tools/xiw-target}
-for t in "$STREAM" "$PEER" "$TARGET"; do
-	[ -x "$t" ] || ktap_skip_all "$t not built (make userspace)"
-done
+need_tool STREAM xiw-stream
+need_tool PEER xiw-peer
+need_tool TARGET xiw-target
 need_module xiw || ktap_skip_all "cannot load xiw"
 need_module veth || ktap_skip_all "no veth module"
 need_module dummy || ktap_skip_all "no dummy module"

@@ -24,12 +24,10 @@
 . "$(dirname "$0")/lib.sh"
 
 require_env
-top=$(cd "$(dirname "$0")/../.." && pwd)
-PEER=${XIW_PEER:-$top/build/userspace/tools/xiw-peer}
 command -v rping >/dev/null || ktap_skip_all "rping not installed"
 command -v ib_write_bw >/dev/null || ktap_skip_all "perftest not installed"
 command -v dumpcap >/dev/null || ktap_skip_all "dumpcap not installed"
-[ -x "$PEER" ] || ktap_skip_all "$PEER not built (make userspace)"
+need_tool PEER xiw-peer
 need_module xiw || ktap_skip_all "cannot load xiw"
 need_module veth || ktap_skip_all "no veth module"
 need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"

@@ -26,9 +26,7 @@
 . "$(dirname "$0")/lib.sh"
 
 require_env
-top=$(cd "$(dirname "$0")/../.." && pwd)
-FUZZ=${XIW_VERBS_FUZZ:-$top/build/userspace/tools/xiw-verbs-fuzz}
-[ -x "$FUZZ" ] || ktap_skip_all "$FUZZ not built (make userspace)"
+need_tool FUZZ xiw-verbs-fuzz
 need_module xiw || ktap_skip_all "cannot load xiw"
 need_module dummy || ktap_skip_all "no dummy module"
 need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"

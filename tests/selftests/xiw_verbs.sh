@@ -11,9 +11,8 @@ require_env
 need_module xiw || ktap_skip_all "cannot load xiw"
 need_module dummy || ktap_skip_all "no dummy module"
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
-VERBS_TEST=${XIW_VERBS_TEST:-$top/build/userspace/tools/xiw-verbs-test}
-TARGET=${XIW_TARGET:-$top/build/userspace/tools/xiw-target}
+xiw_tool VERBS_TEST xiw-verbs-test || :
+xiw_tool TARGET xiw-target || :
 DEV=xiw0
 NETDEV=xvdum0
 
@@ -25,7 +24,7 @@ with_dev() {
 }
 
 t_verbs_test() {
-	[ -x "$VERBS_TEST" ] || skip "$VERBS_TEST not built (make userspace)"
+	need_tool VERBS_TEST xiw-verbs-test
 	xrun "$VERBS_TEST" -d "$DEV" || fail "xiw-verbs-test failed"
 }
 
@@ -104,7 +103,7 @@ ktap_header
 # kernel memory while the CQ lives, and uncharged when it goes.
 t_ring_memcg() {
 	local cg=/sys/fs/cgroup line before during after
-	[ -x "$TARGET" ] || skip "$TARGET not built (make userspace)"
+	need_tool TARGET xiw-target
 	if [ ! -e $cg/cgroup.controllers ]; then
 		mount -t cgroup2 none $cg 2>/dev/null || skip "no cgroup2"
 		echo "umount $cg" >>"$XIW_TMP/cg-undo"
