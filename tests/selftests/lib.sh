@@ -8,8 +8,9 @@
 # Cases:     run_case DESC FUNC [ARG...] runs FUNC in a subshell with
 #            `set -e`; exit 0 = ok, `skip REASON` = skip, anything else
 #            (`fail MSG`, a failing command) = not ok.  Afterwards it removes
-#            what the case created and checks that no RDMA device, netdev or
-#            namespace was left behind.  Cases outside the tier asked for
+#            what the case created, puts back the settings it changed and
+#            checks that no RDMA device, netdev or namespace of the tests'
+#            own names was left behind.  Cases outside the tier asked for
 #            (XIW_TIER, table in ./tiers, see tier.sh) report a skip that
 #            starts with "[tier]"; a case the table does not name fails.
 # Commands:  xrun CMD... prints "# + CMD" and CMD's output as diagnostics;
@@ -19,17 +20,36 @@
 #            xiw-target, ...) or skips; xiw_tool VAR NAME only looks.
 # Waiting:   wait_for TIMEOUT CMD... polls CMD every 0.1 s for TIMEOUT s;
 #            xiw_sleep SECONDS sleeps without starting a process.
-# Leaks:     kmemleak_clear forgets what kmemleak has reported so far;
+# Kernel log: log_mark, then log_since prints what the kernel logged
+#            since; dyndbg_on QUERY turns pr_debug()s on until the test
+#            ends.  The log is never cleared: it is the machine's.
+# Leaks:     kmemleak_mark remembers what kmemleak reports so far;
 #            kmemleak_new VAR scans and puts what it finds new into VAR.
 # Objects:   add_dummy, add_veth, setup_ns, xiw_ns_pair, xiw_ns_veth,
-#            xiw_add (xiw_on_dummies) record what they create;
-#            cleanup (also the EXIT trap) deletes it.  need_module loads a
-#            module only if it is missing and unloads only those at exit.
+#            xiw_add (xiw_on_dummies) record what they create (record KIND
+#            NAME for the rest: rdma, netdev, netns, dir for rmdir, mount
+#            for umount); cleanup (also the EXIT trap) deletes it.
+#            need_module loads a module only if it is missing and unloads
+#            only those (and what came with them) at exit; need_unload MOD
+#            skips a case that would unload a module the test did not load
+#            (may_unload MOD asks).  set_knob FILE VALUE changes a setting
+#            of the machine (a module parameter, a debugfs knob) until the
+#            case ends.  spare_nic VAR names a NIC the tests may take over
+#            (XIW_SPARE_NIC), if there is one.
 # Processes: bg_run VAR CMD... / bg_add PID... record background
 #            processes; bg_wait PID waits for one; stop_bg [-SIG] [PID...]
 #            stops them.  cleanup stops whatever a case left running when
 #            it ends, before its objects go: scripts set no trap for it.
 # Sockets:   listening PORT [NETNS], not_listening PORT [NETNS].
+#
+# On a machine of its own (a test guest) nothing more is needed.  On a
+# host that also runs other things the tests leave alone what they did not
+# create: they name their netdevs and RDMA devices "x..." (or "siwp..."),
+# their namespaces "xiw-...", and look at nothing else; settings they
+# change go back when the case ends; they unload only modules they loaded
+# themselves, unless XIW_OWN_MODULES=1 says that the loaded xiw modules
+# belong to the test run (the VM rig sets it in its guests, which load the
+# xiw it built); they take over a NIC only if XIW_SPARE_NIC names one.
 
 WAIT_TIMEOUT=${WAIT_TIMEOUT:-20}	# TCG guests are slow
 IBDIR=/sys/class/infiniband
@@ -39,6 +59,11 @@ IBDIR=/sys/class/infiniband
 XIW_SELFTEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$XIW_SELFTEST_DIR/tier.sh"
 tier_load "${0##*/}"
+
+# The modules loaded when the test started (may_unload).
+declare -A XIW_MODS_AT_START=()
+while read -r _m _; do XIW_MODS_AT_START[$_m]=1; done </proc/modules
+unset _m
 
 KTAP_N=0
 KTAP_PASS=0
@@ -50,6 +75,7 @@ XIW_TMP=$(mktemp -d "${TMPDIR:-/tmp}/xiw-selftest.XXXXXX")
 : >"$XIW_TMP/objects"	# "kind name" lines, removed after each case
 : >"$XIW_TMP/modules"	# modules we loaded, unloaded at exit
 : >"$XIW_TMP/bg"	# pids of background processes, stopped by stop_bg
+: >"$XIW_TMP/knobs"	# "FILE<TAB>old value" lines, written back after each case
 trap 'cleanup_all' EXIT
 
 ktap_header() { echo "KTAP version 1"; }
@@ -293,32 +319,177 @@ record() { echo "$*" >>"$XIW_TMP/objects"; }
 
 KMEMLEAK=/sys/kernel/debug/kmemleak
 
-# kmemleak_clear: from now on a scan reports only new suspects: one scan
-# reports what is unreferenced already, which clear then marks as not
-# leaked.  Fails without kmemleak.
-kmemleak_clear() {
-	[ -w "$KMEMLEAK" ] || return 1
-	echo "# + echo scan > $KMEMLEAK; echo clear > $KMEMLEAK"
-	echo scan >"$KMEMLEAK"
-	echo clear >"$KMEMLEAK"
+# kmemleak_keys: one line per object of a kmemleak report on stdin: its
+# "unreferenced object ADDR (size N):" line and the allocation's comm,
+# pid and jiffies (the age, which grows, left out).
+kmemleak_keys() {
+	awk '/^unreferenced object / { h = $0; getline; sub(/ *\(age [^)]*\)/, ""); print h "|" $0 }'
 }
 
-# kmemleak_new VAR: scan for leaks into VAR (empty: none).  kmemleak
-# leaves objects younger than 5 s alone, so it scans, lets the last
-# frees and allocations age, and scans again.
+# kmemleak_mark: kmemleak_new reports only suspects that are new from now
+# on: a scan, and what it reports so far is remembered.  kmemleak's own
+# list stays as it is (no "clear": earlier reports are the machine's).
+# Fails without kmemleak.
+kmemleak_mark() {
+	[ -w "$KMEMLEAK" ] || return 1
+	echo "# + echo scan > $KMEMLEAK"
+	echo scan >"$KMEMLEAK"
+	kmemleak_keys <"$KMEMLEAK" >"$XIW_TMP/kmemleak.seen"
+}
+
+# kmemleak_new VAR: scan for leaks into VAR (empty: none), leaving out
+# what was reported by kmemleak_mark's time.  kmemleak leaves objects
+# younger than 5 s alone, so it scans, lets the last frees and
+# allocations age, and scans again.
 kmemleak_new() {
 	echo "# + echo scan > $KMEMLEAK (twice, 6 s apart)"
 	echo scan >"$KMEMLEAK"
 	xiw_sleep 6
 	echo scan >"$KMEMLEAK"
-	printf -v "$1" '%s' "$(<"$KMEMLEAK")"
+	[ -e "$XIW_TMP/kmemleak.seen" ] || : >"$XIW_TMP/kmemleak.seen"
+	printf -v "$1" '%s' "$(awk '
+		FILENAME == ARGV[1] { seen[$0] = 1; next }
+		/^unreferenced object / {
+			h = $0
+			getline
+			k = $0
+			sub(/ *\(age [^)]*\)/, "", k)
+			keep = !((h "|" k) in seen)
+			if (keep) { print h; print }
+			next
+		}
+		keep' "$XIW_TMP/kmemleak.seen" "$KMEMLEAK")"
 }
 
 # need_module MOD: load MOD unless it is loaded (or built in) already.
+# MOD and what modprobe loaded with it (its dependencies) are recorded:
+# cleanup_all unloads those that nothing holds at exit.
 need_module() {
+	local _nm_m _nm_i
+	local -a _nm_new=()
+	local -A _nm_had=()
 	[ -d "/sys/module/$1" ] && return 0
+	while read -r _nm_m _; do _nm_had[$_nm_m]=1; done </proc/modules
 	xrun modprobe "$1" || return 1
-	echo "$1" >>"$XIW_TMP/modules"
+	# /proc/modules lists the newest first: recorded oldest first.
+	while read -r _nm_m _; do
+		[ -n "${_nm_had[$_nm_m]:-}" ] || _nm_new+=("$_nm_m")
+	done </proc/modules
+	for ((_nm_i = ${#_nm_new[@]} - 1; _nm_i >= 0; _nm_i--)); do
+		echo "${_nm_new[_nm_i]}" >>"$XIW_TMP/modules"
+	done
+}
+
+# may_unload MOD: MOD is the test's to unload: it was not loaded when the
+# test started, or XIW_OWN_MODULES=1 says the modules loaded before
+# belong to the test run (the VM rig loads the xiw it built for the
+# tests).  A module someone else loaded may be in use.
+may_unload() {
+	[ -z "${XIW_MODS_AT_START[$1]:-}" ] || [ "${XIW_OWN_MODULES:-0}" = 1 ]
+}
+
+# need_unload MOD: in a case that unloads MOD, skip it unless may_unload.
+need_unload() {
+	may_unload "$1" ||
+		skip "$1 was loaded before the test: it is not the test's to unload (XIW_OWN_MODULES=1 says it is)"
+}
+
+# set_knob FILE VALUE: write VALUE to a setting of the machine (a module
+# parameter, a debugfs or procfs knob), shown like xrun.  What FILE held
+# before is written back when the case ends (restore_knobs, newest first),
+# however it ends.
+set_knob() {
+	local _sk_old=
+	{ IFS= read -r _sk_old || [ -n "$_sk_old" ]; } <"$1" || return 1
+	echo "# + echo $2 > $1"
+	echo "$2" >"$1" || return 1
+	printf '%s\t%s\n' "$1" "$_sk_old" >>"$XIW_TMP/knobs"
+}
+
+# restore_knobs: put back what set_knob changed, newest first (a setting
+# written twice ends with its first old value).
+restore_knobs() {
+	local _rk_i _rk_f _rk_v
+	local -a _rk_all
+	[ -s "$XIW_TMP/knobs" ] || return 0
+	mapfile -t _rk_all <"$XIW_TMP/knobs"
+	for ((_rk_i = ${#_rk_all[@]} - 1; _rk_i >= 0; _rk_i--)); do
+		_rk_f=${_rk_all[_rk_i]%%$'\t'*} _rk_v=${_rk_all[_rk_i]#*$'\t'}
+		# A module's parameters go with it (an unloaded module
+		# starts from its defaults when it loads again).
+		[ -e "$_rk_f" ] || continue
+		{ echo "$_rk_v" >"$_rk_f"; } 2>/dev/null ||
+			echo "# could not put back $_rk_f: $_rk_v"
+	done
+	: >"$XIW_TMP/knobs"
+}
+
+# log_mark: log_since prints only what the kernel logs from now on.  A
+# line of the test's own in the kernel log marks the spot.
+log_mark() {
+	XIW_LOG_MARK="xiw selftest ${0##*/} $$ mark $((++XIW_LOG_N)) $EPOCHREALTIME"
+	echo "$XIW_LOG_MARK" >/dev/kmsg
+}
+
+# log_since: the kernel log after the last log_mark; all of it when the
+# mark has been pushed out of the ring buffer (then everything still in
+# it came later).
+log_since() {
+	dmesg | awk -v m="$XIW_LOG_MARK" '{ l[n++] = $0 } index($0, m) { n = 0 }
+		END { for (i = 0; i < n; i++) print l[i] }'
+}
+
+DYNDBG=/sys/kernel/debug/dynamic_debug/control
+
+# dyndbg_on QUERY: the pr_debug()s that QUERY selects ("module xiw",
+# "module siw file siw_cm.c", ...) print until the test ends.  Then every
+# call site has its p flag as found: the first dyndbg_on keeps the sites
+# printing before.  Fails without dynamic debug.
+dyndbg_on() {
+	[ -w "$DYNDBG" ] || return 1
+	if [ ! -e "$XIW_TMP/dyndbg.before" ]; then
+		# "FILE:LINE [MODULE]FUNCTION =FLAGS FORMAT" lines.
+		awk '$3 ~ /^=[a-z_]*p/ { i = index($1, ":"); if (i) print "file " substr($1, 1, i - 1) " line " substr($1, i + 1) " +p" }' \
+			"$DYNDBG" >"$XIW_TMP/dyndbg.before" || return 1
+	fi
+	{ echo "$1 +p" >"$DYNDBG"; } 2>/dev/null || return 1
+	echo "$1" >>"$XIW_TMP/dyndbg.on"
+}
+
+# dyndbg_restore: what dyndbg_on turned on goes off, then the call sites
+# printing before print again.
+dyndbg_restore() {
+	local _dq
+	[ -s "$XIW_TMP/dyndbg.on" ] || return 0
+	while read -r _dq; do
+		{ echo "$_dq -p" >"$DYNDBG"; } 2>/dev/null || :
+	done <"$XIW_TMP/dyndbg.on"
+	while read -r _dq; do
+		{ echo "$_dq" >"$DYNDBG"; } 2>/dev/null || :
+	done <"$XIW_TMP/dyndbg.before"
+	: >"$XIW_TMP/dyndbg.on"
+}
+
+# spare_nic VAR: the netdev XIW_SPARE_NIC names (a name or a MAC address)
+# into VAR: a NIC with a bus device the tests may take over (flush its
+# addresses, put their own on it).  The VM rig's guests have one (the rig
+# names it); a host's NICs are never touched unless it is set.  Fails (VAR
+# empty) when there is none.
+spare_nic() {
+	local _sn_n _sn_a
+	printf -v "$1" ''
+	[ -n "${XIW_SPARE_NIC:-}" ] || return 1
+	for _sn_n in /sys/class/net/*; do
+		[ -e "$_sn_n/device" ] || continue
+		_sn_a=
+		{ read -r _sn_a <"$_sn_n/address"; } 2>/dev/null || :
+		if [ "${_sn_n##*/}" = "$XIW_SPARE_NIC" ] ||
+		   [ "${_sn_a,,}" = "${XIW_SPARE_NIC,,}" ]; then
+			printf -v "$1" '%s' "${_sn_n##*/}"
+			return 0
+		fi
+	done
+	return 1
 }
 
 ibdev_exists() { [ -e "$IBDIR/$1" ]; }
@@ -474,12 +645,16 @@ capture_stop() {
 }
 
 # cleanup: stop the recorded background processes (stop_bg), then remove
-# the recorded objects, newest first, and forget them.
+# the recorded objects, newest first, and forget them; then put back the
+# settings the case changed (restore_knobs).
 cleanup() {
 	local kind name pids i
 	local -a objs
 	stop_bg
-	[ -s "$XIW_TMP/objects" ] || return 0
+	if [ ! -s "$XIW_TMP/objects" ]; then
+		restore_knobs
+		return 0
+	fi
 	mapfile -t objs <"$XIW_TMP/objects"
 	for ((i = ${#objs[@]} - 1; i >= 0; i--)); do
 		kind=${objs[i]%% *} name=${objs[i]#* }
@@ -498,25 +673,47 @@ cleanup() {
 			[ -z "$pids" ] || kill $pids 2>/dev/null
 			xrun ip netns del "$name"
 			;;
+		dir)
+			[ ! -d "$name" ] || xrun rmdir "$name"
+			;;
+		mount)
+			! mountpoint -q "$name" || xrun umount "$name"
+			;;
 		esac
 	done
 	: >"$XIW_TMP/objects"
+	restore_knobs
 }
 
 cleanup_all() {
-	local i
+	local i ref
 	local -a mods
 	cleanup
+	dyndbg_restore
 	mapfile -t mods <"$XIW_TMP/modules"
 	for ((i = ${#mods[@]} - 1; i >= 0; i--)); do
-		[ -d "/sys/module/${mods[i]}" ] && xrun rmmod "${mods[i]}"
+		[ -d "/sys/module/${mods[i]}" ] || continue
+		ref=
+		{ read -r ref <"/sys/module/${mods[i]}/refcnt"; } 2>/dev/null
+		if [ "$ref" = 0 ]; then
+			xrun rmmod "${mods[i]}"
+		else
+			echo "# ${mods[i]} is in use: left loaded"
+		fi
 	done
 	rm -rf "$XIW_TMP"
 }
 
+# The names of what the tests create: netdevs and RDMA devices "x..." (and
+# the interop tests' siw devices "siwp..."), namespaces "xiw-..." (ns_name).
+# The leak check looks at those only: the machine's other netdevs,
+# devices and namespaces (containers, VMs, the host's own) come and go as
+# they like while a case runs.
+XIW_OWN_NAMES='^(x|siwp)'
+
 # world: a snapshot of what a case could leak, one "KIND NAME" line each
-# (RDMA devices, the netdevs of this namespace, named namespaces), always
-# in the same order.
+# (RDMA devices, the netdevs of this namespace, named namespaces, each of
+# the tests' own names), always in the same order.
 world() {
 	local _wo
 	world_into _wo
@@ -527,9 +724,13 @@ world() {
 world_into() {
 	local _wi_out _w
 	_wi_out=
-	for _w in "$IBDIR"/*; do [ -e "$_w" ] && _wi_out+="ibdev ${_w##*/}"$'\n'; done
-	for _w in /sys/class/net/*; do [ -e "$_w" ] && _wi_out+="netdev ${_w##*/}"$'\n'; done
-	for _w in /run/netns/*; do [ -e "$_w" ] && _wi_out+="netns ${_w##*/}"$'\n'; done
+	for _w in "$IBDIR"/*; do
+		[[ ${_w##*/} =~ $XIW_OWN_NAMES ]] && [ -e "$_w" ] && _wi_out+="ibdev ${_w##*/}"$'\n'
+	done
+	for _w in /sys/class/net/*; do
+		[[ ${_w##*/} =~ $XIW_OWN_NAMES ]] && [ -e "$_w" ] && _wi_out+="netdev ${_w##*/}"$'\n'
+	done
+	for _w in /run/netns/xiw-*; do [ -e "$_w" ] && _wi_out+="netns ${_w##*/}"$'\n'; done
 	printf -v "$1" '%s' "$_wi_out"
 }
 

@@ -61,7 +61,7 @@ get_cfg() { cat "$IBDIR/$1/$2"; }
 # test wrote many bad values in a row shows once a later write is logged.
 bad_logged() {
 	! (echo "$2" >"$IBDIR/xgb/$1") 2>/dev/null &&
-		grep -q "xiw: xgb: $1: invalid value, expected" < <(dmesg)
+		grep -q "xiw: xgb: $1: invalid value, expected" < <(log_since)
 }
 
 # knob NAME DEFAULT "GOOD..." "BAD...": the checks of one setting on xgb.
@@ -78,7 +78,7 @@ knob() {
 	done
 	before=$(get_cfg xgb "$name")
 	for v in $bad; do
-		dmesg -C
+		log_mark
 		# bash, not sh: dash reports every failed write as an I/O error.
 		if (echo "$v" >"$IBDIR/xgb/$name") 2>"$XIW_TMP/err"; then
 			fail "$name='$v' accepted"
@@ -109,12 +109,12 @@ t_settings() {
 	fi
 	[ "$(cat $PARAMS/tx_batch)" = 32 ] || fail "bad module parameter changed tx_batch"
 	# A new device starts from the module parameters.
-	echo 8 >$PARAMS/tx_batch
+	set_knob $PARAMS/tx_batch 8
 	xrun ip -n "$NSA" link add xgc0 type dummy
 	xrun ip netns exec "$NSA" rdma link add xgc type xiw netdev xgc0
 	record rdma xgc
 	wait_for "$WAIT_TIMEOUT" ibdev_exists xgc
-	echo 32 >$PARAMS/tx_batch
+	restore_knobs
 	[ "$(get_cfg xgc tx_batch)" = 8 ] || fail "new device ignored tx_batch=8"
 	[ "$(get_cfg xgb tx_batch)" = 32 ] || fail "module parameter changed an existing device"
 }

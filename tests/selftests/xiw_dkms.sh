@@ -23,6 +23,12 @@
 # release than this machine's is built in its build root
 # (tests/vm/buildroot: the compiler and libc its kbuild needs), by this
 # machine's dkms script; `dkms install` and `dkms remove` run outside it.
+#
+# It needs the source tree (a checkout: the DKMS package is made from it)
+# and a machine whose xiw is the test's: it unloads xiw, and sets every
+# other xiw.ko of the kernel aside while it runs.  Elsewhere (xiw loaded
+# or installed, unless XIW_OWN_MODULES=1 says they belong to the test run,
+# as in the VM rig) it skips.
 . "$(dirname "$0")/lib.sh"
 
 require_env
@@ -33,8 +39,15 @@ need_module veth || ktap_skip_all "no veth module"
 need_module rdma_ucm || ktap_skip_all "no rdma_ucm module"
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+[ -f "$top/dkms.conf" ] ||
+	ktap_skip_all "no xiw source tree around the tests (dkms.conf): it runs from a checkout"
+may_unload xiw || ktap_skip_all "xiw was loaded before the test: it is not the test's to unload (XIW_OWN_MODULES=1 says it is)"
 kabi=$(uname -r)
 moddir=/lib/modules/$kabi
+if [ "${XIW_OWN_MODULES:-0}" != 1 ] &&
+   [ -n "$(find "$moddir/" -name 'xiw.ko*' -print -quit 2>/dev/null)" ]; then
+	ktap_skip_all "an xiw.ko is installed for $kabi: the test would set it aside (XIW_OWN_MODULES=1 says it may)"
+fi
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
 [ -n "$ver" ] || ktap_skip_all "no PACKAGE_VERSION in $top/dkms.conf"
 cache=${XIW_CACHE:-/var/cache/xiw}

@@ -161,6 +161,7 @@ t_link_del() { fault_run 64 do_link_del; }
 t_netdev_del() { fault_run 64 do_netdev_del; }
 t_rmmod() {
 	grep -q '^xiw ' /proc/modules || skip "xiw is built in"
+	need_unload xiw
 	fault_run 64 do_rmmod
 }
 
@@ -170,11 +171,13 @@ t_failslab() {
 	[ -d "$FAILSLAB" ] || skip "kernel without failslab"
 	xiw_ns_pair xfa0 xfb0 $A4 $B4 xfa xfb
 	server 64 120 -F
-	echo 1 >"$FAILSLAB/task-filter"
-	echo 5 >"$FAILSLAB/probability"
-	echo 0 >"$FAILSLAB/interval"
-	echo -1 >"$FAILSLAB/times"
-	echo 0 >"$FAILSLAB/verbose"
+	# Only the two xiw-stream processes (make-it-fail) see failures;
+	# failslab's settings are put back as found when the case ends.
+	set_knob "$FAILSLAB/task-filter" 1
+	set_knob "$FAILSLAB/probability" 5
+	set_knob "$FAILSLAB/interval" 0
+	set_knob "$FAILSLAB/times" -1
+	set_knob "$FAILSLAB/verbose" 0
 	echo 1 >/proc/"$srv_pid"/make-it-fail
 	client "$XIW_TMP/client.log" -n 64 -d 10 -s 4096 -w 4 -T 60 -F
 	echo 1 >/proc/"${cli_pids[0]}"/make-it-fail || true
@@ -184,8 +187,7 @@ t_failslab() {
 	stop_bg "$srv_pid"
 	sed 's/^/# server: /' "$XIW_TMP/server.log"
 	srv_pid= cli_pids=()
-	echo 0 >"$FAILSLAB/probability"
-	echo 0 >"$FAILSLAB/task-filter"
+	restore_knobs
 	# Failed allocations may end connections, never damage data.
 	! grep -q "bad (len" "$XIW_TMP/server.log" || fail "damaged data under failslab"
 	check_no_qps

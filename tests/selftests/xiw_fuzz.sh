@@ -122,7 +122,8 @@ objects() {
 
 t_campaign() {
 	local log=$XIW_TMP/campaign.log rc=0 f c n kind d leaks check_leaks=1
-	kmemleak_clear || check_leaks=0
+	need_unload xiw
+	kmemleak_mark || check_leaks=0
 	fuzz_devices
 	# Stream k: seed 1000003 + k, port 18700 + 10k, its share of frames.
 	local -a pids=()

@@ -68,7 +68,6 @@ X6=2001:db8::1
 S6=2001:db8::2
 CRC_PARAM=/sys/module/xiw/parameters/mpa_crc
 REV_PARAM=/sys/module/xiw/parameters/mpa_rev
-DYNDBG=/sys/kernel/debug/dynamic_debug/control
 bg=
 mark=
 
@@ -80,7 +79,7 @@ case_log() { dmesg | awk -v m="$mark" 'f; index($0, m) { f = 1 }'; }
 # with that mpa_rev (the parameters apply to devices created after they
 # are set); both are put back right away.
 siw_pair() {
-	local crc=$1 rev=$mpa_rev saved srev rc=0
+	local crc=$1 rev=$mpa_rev rc=0
 	setup_ns NSX NSS
 	xrun ip link add xiwp0 index 40 netns "$NSX" type veth \
 		peer name siwp0 index 41 netns "$NSS"
@@ -92,20 +91,14 @@ siw_pair() {
 	xrun ip -n "$NSS" link set siwp0 up
 	if ((crc)); then
 		[ -w "$CRC_PARAM" ] || skip "xiw has no mpa_crc parameter"
-		saved=$(cat "$CRC_PARAM")
-		xrun sh -c "echo prefer >$CRC_PARAM"
+		set_knob "$CRC_PARAM" prefer
 	fi
 	if ((rev != 2)); then
 		[ -w "$REV_PARAM" ] || skip "xiw has no mpa_rev parameter"
-		srev=$(cat "$REV_PARAM")
-		xrun sh -c "echo $rev >$REV_PARAM"
+		set_knob "$REV_PARAM" "$rev"
 	fi
 	xrun ip netns exec "$NSX" rdma link add $XDEV type xiw netdev xiwp0 || rc=$?
-	if ((crc)); then
-		echo "${saved%% *}" >"$CRC_PARAM"
-		xrun cat "$CRC_PARAM"
-	fi
-	((rev == 2)) || echo "$srev" >"$REV_PARAM"
+	restore_knobs
 	((rc == 0)) || fail "rdma link add $XDEV failed"
 	record rdma $XDEV
 	xrun ip netns exec "$NSS" rdma link add $SDEV type siw netdev siwp0
@@ -391,12 +384,12 @@ interop() {
 # CM and QP state machine (TERMINATEs sent and received); not siw's
 # per-packet messages.
 dyndbg=0
-if [ -w $DYNDBG ] && echo 'module xiw +p' >$DYNDBG 2>/dev/null; then
+if dyndbg_on "module xiw"; then
 	dyndbg=1
-	echo 'module siw file siw_cm.c +p' >$DYNDBG
+	dyndbg_on "module siw file siw_cm.c" || :
 	for f in siw_qp_modify siw_qp_nextstate_from_idle siw_init_terminate \
 		siw_send_terminate siw_proc_terminate siw_qp_llp_close; do
-		echo "module siw func $f +p" >$DYNDBG 2>/dev/null || true
+		dyndbg_on "module siw func $f" || :
 	done
 else
 	echo "# no dynamic debug: CRC is checked on the wire only"
@@ -425,8 +418,4 @@ interop "xiw client (MPA rev 1) -> siw server: ib_send_bw, ib_write_bw, ib_write
 	rev1 case_perf xiw 0 "ib_send_bw ib_write_bw ib_write_lat" -n 200 -s 65536
 interop "xiw client (MPA rev 1) -> siw server, CRC: ib_write_bw 64 KiB, ib_send_lat 64 B" \
 	rev1 case_perf xiw 1 "ib_write_bw ib_send_lat" -n 200 -s 65536
-if ((dyndbg)); then
-	echo 'module xiw -p' >$DYNDBG
-	echo 'module siw -p' >$DYNDBG
-fi
 ktap_finish

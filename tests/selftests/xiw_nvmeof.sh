@@ -32,17 +32,22 @@ for m in nvmet nvmet_rdma nvme_rdma; do
 	need_module $m || ktap_skip_all "no $m module"
 done
 CFG=/sys/kernel/config
-if [ ! -d $CFG/nvmet ]; then
-	mount -t configfs none $CFG 2>/dev/null || true
-	[ -d $CFG/nvmet ] || ktap_skip_all "no nvmet configfs"
+# configfs goes again at exit if the test mounted it.
+mounted_cfg=0
+trap 'cleanup_all; ((mounted_cfg)) && umount $CFG' EXIT
+if [ ! -d $CFG/nvmet ] && ! mountpoint -q $CFG; then
+	mount -t configfs none $CFG 2>/dev/null && mounted_cfg=1
 fi
+[ -d $CFG/nvmet ] || ktap_skip_all "no nvmet configfs"
 
 ADDR=192.0.2.11
 HADDR=198.51.100.11
 HOST_TRADDR=
 PORT=4420
 NQN=nqn.2026-11.xiw.test:$(mktemp -u XXXXXX)
+# A port number no one else's nvmet port has.
 PORTID=$((RANDOM % 1000 + 100))
+while [ -e "$CFG/nvmet/ports/$PORTID" ]; do PORTID=$((RANDOM % 1000 + 100)); done
 # On /dev/shm, a tmpfs of its own: $XIW_TMP may sit on the VM's overlay
 # (a checkout under /tmp), where nvmet's writes into the file failed with
 # ENOSPC.

@@ -128,22 +128,29 @@ t_restrack() {
 	stream_end
 }
 
+# The events go to a trace instance of the case's own (its buffer, its
+# tracing_on, its enabled events): the machine's tracing is left alone.
 t_trace() {
-	local tr=/sys/kernel/tracing
-	[ -d $tr/events ] || mount -t tracefs nodev $tr 2>/dev/null || true
+	local tr=/sys/kernel/tracing it
+	if [ ! -d $tr/events ] && mount -t tracefs nodev $tr 2>/dev/null; then
+		record mount $tr
+	fi
 	[ -d $tr/events/xiw ] || skip "no tracefs or no xiw events (kernel without tracepoints)"
+	[ -d $tr/instances ] || skip "no trace instances"
 	xiw_ns_pair xoa0 xob0 $A $B xoa xob
-	echo 0 >$tr/tracing_on
-	echo >$tr/trace
-	# No comm recording: with it, enabling an event also hooks
-	# sched_switch, and the kernel patches __schedule() live.  Under qemu
-	# TCG the other vCPU then kept executing a stale translation of the
-	# patch's int3 there, trapping forever with interrupts off, while
-	# this one waited for it to answer the patch's sync IPI (a 6.1 guest,
-	# 2 of 14 runs; hang.txt showed both vCPUs).
-	[ -w $tr/options/record-cmd ] && echo 0 >$tr/options/record-cmd
-	echo 1 >$tr/events/xiw/enable
-	echo 1 >$tr/tracing_on
+	# No comm recording (a setting of all instances; put back when the
+	# case ends): with it, enabling an event also hooks sched_switch, and
+	# the kernel patches __schedule() live.  Under qemu TCG the other
+	# vCPU then kept executing a stale translation of the patch's int3
+	# there, trapping forever with interrupts off, while this one waited
+	# for it to answer the patch's sync IPI (a 6.1 guest, 2 of 14 runs;
+	# hang.txt showed both vCPUs).
+	[ ! -w $tr/options/record-cmd ] || set_knob $tr/options/record-cmd 0
+	it=$tr/instances/xiw-selftest-$$
+	xrun mkdir $it
+	record dir $it
+	echo 1 >$it/events/xiw/enable
+	echo 1 >$it/tracing_on
 	stream 1 2 1000
 	stream_end
 	xiw_on_dummies xod0 $P xop
@@ -151,11 +158,9 @@ t_trace() {
 	peer_run --filter rnr.soft_wait --soft-rnr 3000
 	echo 0 >"$IBDIR/xop/soft_rnr_ms"
 	peer_run --filter llp.crc_error_send
-	echo 0 >$tr/tracing_on
-	echo 0 >$tr/events/xiw/enable
-	cp $tr/trace "$XIW_TMP/trace.txt"
-	echo >$tr/trace
-	[ -w $tr/options/record-cmd ] && echo 1 >$tr/options/record-cmd
+	echo 0 >$it/tracing_on
+	echo 0 >$it/events/xiw/enable
+	cp $it/trace "$XIW_TMP/trace.txt"
 	grep -E "xiw_" "$XIW_TMP/trace.txt" | awk '{ print $5 }' | sort | uniq -c | sed 's/^/# /'
 	grep -q "xiw_cm_event: xoa cep [0-9]* CONNECT_REQUEST status 0" "$XIW_TMP/trace.txt" ||
 		fail "no CONNECT_REQUEST traced"

@@ -125,6 +125,7 @@ t_emulated() {
 t_fallback() {
 	local s0 d0
 	need_module xiw_offload_test || skip "no xiw_offload_test module"
+	need_unload xiw_offload_test
 	xiw_ns_pair xfa0 xfb0 $A $B xua xub 9000
 	both mpa_crc prefer
 	if (echo nosuch >$IBDIR/xua/offload) 2>"$XIW_TMP/err"; then
@@ -134,18 +135,18 @@ t_fallback() {
 	both offload emulated
 	echo 1 >$OT/decline
 	s0=$(ot_stat started) d0=$(ot_stat declined)
-	dmesg -C
+	log_mark
 	rping_run 10 10000
 	echo 0 >$OT/decline
 	(($(ot_stat started) == s0)) || fail "a declining backend took a connection"
 	(($(ot_stat declined) - d0 >= 2)) || fail "the backend was not asked"
-	grep -q "offload backend emulated declined" < <(dmesg) || fail "no log line for the decline"
+	grep -q "offload backend emulated declined" < <(log_since) || fail "no log line for the decline"
 	# Withdrawn: the devices keep their selection, connections use software.
 	xrun rmmod xiw_offload_test
 	[ "$(cat $IBDIR/xua/offload)" = emulated ] || fail "selection lost on unload"
-	dmesg -C
+	log_mark
 	rping_run 10 10000
-	grep -q "offload backend emulated is not registered: software" < <(dmesg) ||
+	grep -q "offload backend emulated is not registered: software" < <(log_since) ||
 		fail "no log line for the missing backend"
 	xrun modprobe xiw_offload_test
 }
@@ -153,40 +154,39 @@ t_fallback() {
 # An RDMA device of another driver on the netdev (rxe here, standing in
 # for irdma on an X722 or E810), then xiw on it.
 t_hw_check() {
-	local saved_pol rc
+	local rc pol=/sys/module/xiw/parameters/hw_iwarp_policy
 	need_module rdma_rxe || skip "no rdma_rxe module"
-	saved_pol=$(cat /sys/module/xiw/parameters/hw_iwarp_policy)
 	add_veth xhw0 xhw1
 	record netdev xhw1
 	# No other device: nothing to say.
-	dmesg -C
+	log_mark
 	xiw_add xhwa xhw1
-	grep -q "is served by" < <(dmesg) && fail "a warning without another device"
+	grep -q "is served by" < <(log_since) && fail "a warning without another device"
 	xiw_del xhwa
 	xrun rdma link add xhwr type rxe netdev xhw1
 	record rdma xhwr
 	wait_for "$WAIT_TIMEOUT" ibdev_exists xhwr
-	echo warn >/sys/module/xiw/parameters/hw_iwarp_policy
-	dmesg -C
+	set_knob $pol warn
+	log_mark
 	xiw_add xhwa xhw1 || fail "policy warn refused the device"
-	grep -q "netdev xhw1 is served by RDMA device xhwr .*xiw shares the port" < <(dmesg) ||
+	grep -q "netdev xhw1 is served by RDMA device xhwr .*xiw shares the port" < <(log_since) ||
 		fail "no warning naming the device"
 	xiw_del xhwa
-	echo refuse >/sys/module/xiw/parameters/hw_iwarp_policy
-	dmesg -C
+	set_knob $pol refuse
+	log_mark
 	rc=0
 	rdma link add xhwa type xiw netdev xhw1 2>"$XIW_TMP/err" || rc=$?
-	echo "$saved_pol" >/sys/module/xiw/parameters/hw_iwarp_policy
+	restore_knobs
 	if ((rc == 0)); then
 		record rdma xhwa
 		fail "policy refuse let the device be added"
 	fi
 	grep -q "Device or resource busy" "$XIW_TMP/err" || fail "refused with: $(cat "$XIW_TMP/err")"
-	grep -q "netdev xhw1 is served by RDMA device xhwr .*refused" < <(dmesg) ||
+	grep -q "netdev xhw1 is served by RDMA device xhwr .*refused" < <(log_since) ||
 		fail "no log line for the refusal"
 	ibdev_gone xhwa || fail "xhwa exists after the refusal"
 	# Bad policy values are refused.
-	if (echo sometimes >/sys/module/xiw/parameters/hw_iwarp_policy) 2>/dev/null; then
+	if (echo sometimes >$pol) 2>/dev/null; then
 		fail "hw_iwarp_policy=sometimes accepted"
 	fi
 }

@@ -157,14 +157,14 @@ with_params() {
 }
 
 # The agreed MPA parameters, as the CM logs them with dynamic debug on.
-mpa_logged() { dmesg | grep -q "MPA rev $1, crc $2"; }
+mpa_logged() { log_since | grep -q "MPA rev $1, crc $2"; }
 
 # check_wire REV CRC FUNC ARGS...: FUNC, then the CM must have logged the
 # expected revision and CRC setting for a connection since we started.
 check_wire() {
 	local rev=$1 crc=$2
 	shift 2
-	dmesg -C
+	log_mark
 	"$@" || return 1
 	if [ ! -w /sys/kernel/debug/dynamic_debug/control ]; then
 		# Kernels without dynamic debug do not log the negotiation.
@@ -175,8 +175,7 @@ check_wire() {
 }
 
 ktap_header
-dyndbg=/sys/kernel/debug/dynamic_debug/control
-[ -w $dyndbg ] && echo 'module xiw +p' >$dyndbg
+dyndbg_on "module xiw" || :
 ktap_plan 25
 run_case "rping -C 1000 -v, IPv4, CRC off" case_rping 1000 64
 run_case "rping -C 1000 -v, IPv6, CRC on" \
@@ -212,5 +211,4 @@ run_case "P2P with zero-length Read RTR: rping 50 rounds" \
 	with_params "p2p=1 p2p_rtr=read" case_rping 50 1000
 run_case "P2P with zero-length Write RTR, CRC: ib_send_bw" \
 	with_params "p2p=1 p2p_rtr=write crc=prefer" perf ib_send_bw -n 300 -s 65536
-[ -w $dyndbg ] && echo 'module xiw -p' >$dyndbg
 ktap_finish

@@ -4,6 +4,8 @@
 # xiw_rmmod.sh: unloading xiw with live devices removes them all; the module
 # loads again and works, also when `rdma link add ... type xiw` loads it
 # through its rdma-link-xiw alias.  xiw is left loaded or unloaded as found.
+# The cases that unload xiw run only where it is the test's to unload
+# (need_unload: not loaded when the test started, or XIW_OWN_MODULES=1).
 . "$(dirname "$0")/lib.sh"
 
 require_env
@@ -52,6 +54,7 @@ test_alias() {
 }
 
 test_rmmod_live() {
+	need_unload xiw
 	[ -d /sys/module/xiw ] || xrun modprobe xiw
 	add_dummy xdum0
 	add_veth xveth0 xveth1
@@ -64,6 +67,7 @@ test_rmmod_live() {
 }
 
 test_reload() {
+	need_unload xiw
 	[ -d /sys/module/xiw ] || xrun modprobe xiw
 	unload
 	xrun modprobe xiw || fail "modprobe xiw failed after rmmod"
@@ -73,6 +77,7 @@ test_reload() {
 }
 
 test_autoload() {
+	need_unload xiw
 	[ -d /sys/module/xiw ] || xrun modprobe xiw
 	unload
 	add_dummy xdum0
@@ -84,6 +89,7 @@ test_autoload() {
 # Load and unload with devices a few times in a row.
 test_cycles() {
 	local i
+	need_unload xiw
 	add_dummy xdum0
 	for i in 1 2 3; do
 		[ -d /sys/module/xiw ] || xrun modprobe xiw

@@ -70,6 +70,7 @@ t_restrack() {
 # context's objects and the process sees EIO from then on.
 t_rmmod_open() {
 	grep -q '^xiw ' /proc/modules || skip "xiw is built in"
+	need_unload xiw
 	start_holder
 	xrun rmmod xiw
 	[ ! -d /sys/module/xiw ] || fail "xiw still loaded"
@@ -109,7 +110,12 @@ t_ring_memcg() {
 		echo "umount $cg" >>"$XIW_TMP/cg-undo"
 	fi
 	grep -qw memory $cg/cgroup.controllers || skip "no memory controller"
-	echo +memory >$cg/cgroup.subtree_control || skip "cannot enable the memory controller"
+	# The root's children get the memory controller if they have not yet;
+	# then they lose it again when the case ends.
+	if ! grep -qw memory $cg/cgroup.subtree_control; then
+		echo +memory >$cg/cgroup.subtree_control || skip "cannot enable the memory controller"
+		echo "cg_memory_off $cg" >>"$XIW_TMP/cg-undo"
+	fi
 	mkdir $cg/xiw-ring
 	echo "rmdir $cg/xiw-ring" >>"$XIW_TMP/cg-undo"
 	coproc RING { echo $BASHPID >$cg/xiw-ring/cgroup.procs && exec "$TARGET" -p 7195 192.0.2.1 2>&1; }
@@ -142,6 +148,7 @@ t_ring_memcg_undo() {
 # memcg_kernel CGROUP: its "kernel" memory in octets.
 memcg_kernel() { sed -n 's/^kernel \([0-9]*\)$/\1/p' "$1/memory.stat"; }
 
+cg_memory_off() { echo -memory >"$1/cgroup.subtree_control"; }
 cg_undo() { [ -e "$XIW_TMP/cg-undo" ] && tac "$XIW_TMP/cg-undo" | while read -r c; do $c 2>/dev/null; done; rm -f "$XIW_TMP/cg-undo"; }
 
 ktap_plan 5
