@@ -11,15 +11,14 @@ modinfo xiw_kunit >/dev/null 2>&1 || ktap_skip_all "no xiw_kunit module for $(un
 [ -d /sys/kernel/debug/kunit ] || ktap_skip_all "kernel without KUnit debugfs"
 trap cleanup_all EXIT
 
-repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$XIW_TMP/kunit.out
-"$repo/tests/kunit/run.sh" >"$out" 2>&1
+"$XIW_SELFTEST_DIR/kunit_run.sh" >"$out" 2>&1
 rc=$?
 sed 's/^/# /' "$out"
 
 ktap_header
-# run.sh unloads xiw_kunit, which removes the debugfs results: count from
-# the captured output instead.
+# kunit_run.sh unloads the xiw_kunit it loads, which removes the debugfs
+# results: count from the captured output instead.
 mapfile -t lines < <(grep -E '^(not )?ok [0-9]+ xiw_' "$out")
 ktap_plan "$(( ${#lines[@]} > 0 ? ${#lines[@]} : 1 ))"
 if ((${#lines[@]} == 0)); then
@@ -33,5 +32,5 @@ for l in "${lines[@]}"; do
 	*) ktap_not_ok "kunit $name" ;;
 	esac
 done
-((rc == 0)) || [ "$KTAP_FAIL" -gt 0 ] || ktap_not_ok "tests/kunit/run.sh exit status $rc"
+((rc == 0)) || [ "$KTAP_FAIL" -gt 0 ] || ktap_not_ok "kunit_run.sh exit status $rc"
 ktap_finish
