@@ -41,6 +41,31 @@
 #endif
 
 /*
+ * XIW_IMPORT_KUNIT_NS: the MODULE_IMPORT_NS() of xiw.ko's
+ * EXPORT_SYMBOL_IF_KUNIT() namespace, an identifier before 6.13 and a
+ * string literal since.
+ */
+#ifdef XIW_HAVE_IMPORT_NS_IDENT
+#define XIW_IMPORT_KUNIT_NS	MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
+#else
+#define XIW_IMPORT_KUNIT_NS	MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
+#endif
+
+/*
+ * XIW_KUNIT_GEN_ARGS: the parameter list of a KUnit parameter generator
+ * (kunit_case.generate_params) on the target kernel, as in
+ *	static const void *gen(XIW_KUNIT_GEN_ARGS)
+ * Its body sees @prev (the previous parameter, NULL at first) and @desc
+ * (KUNIT_PARAM_DESC_SIZE bytes) on every kernel; since 6.18 the test's
+ * struct kunit * comes first.
+ */
+#ifdef XIW_HAVE_KUNIT_GEN_PARAMS_TEST
+#define XIW_KUNIT_GEN_ARGS	struct kunit *test, const void *prev, char *desc
+#else
+#define XIW_KUNIT_GEN_ARGS	const void *prev, char *desc
+#endif
+
+/*
  * Verbs helpers.  These are macros only; they expand in files that include
  * <rdma/ib_verbs.h> and <rdma/uverbs_ioctl.h> themselves, so this header
  * stays cheap for the objects that do not.

@@ -9,4 +9,4 @@
 MODULE_DESCRIPTION("KUnit tests for the xiw software iWARP driver");
 MODULE_LICENSE("GPL");
 /* xiw.ko's EXPORT_SYMBOL_IF_KUNIT() functions (objects_kunit.c). */
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+XIW_IMPORT_KUNIT_NS;

@@ -355,7 +355,7 @@ static void xiw_mpa_handshake(struct kunit *test)
 }
 
 /* The rows where one side refuses. */
-static const void *xiw_mpa_refused_gen_params(const void *prev, char *desc)
+static const void *xiw_mpa_refused_gen_params(XIW_KUNIT_GEN_ARGS)
 {
 	const struct xiw_mpa_case *c = prev ?
 		(const struct xiw_mpa_case *)prev + 1 : &xiw_mpa_cases[0];

@@ -343,7 +343,7 @@ struct xiw_skb_param {
 
 static struct xiw_skb_param xiw_skb_params[ARRAY_SIZE(xiw_shapes) * 4];
 
-static const void *xiw_skb_gen(const void *prev, char *desc)
+static const void *xiw_skb_gen(XIW_KUNIT_GEN_ARGS)
 {
 	static const struct { u32 emss; bool crc, markers; } modes[] = {
 		{ 1448, true, false }, { 1448, true, true },

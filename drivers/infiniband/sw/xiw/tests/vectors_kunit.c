@@ -36,7 +36,7 @@
  * (encode and prefix cases make no sense for rejected input).
  */
 #define XIW_OK_ROWS_PARAM(name, array)					\
-	static const void *name##_gen_params(const void *prev, char *desc)\
+	static const void *name##_gen_params(XIW_KUNIT_GEN_ARGS)	\
 	{								\
 		typeof(&(array)[0]) r = prev ?				\
 			(typeof(&(array)[0]))prev + 1 : &(array)[0];	\
