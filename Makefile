@@ -18,14 +18,15 @@ all: module
 
 help:
 	@echo 'make                   xiw.ko for KDIR ($(KDIR))'
-	@echo 'make modules KVER=K    xiw.ko for the pinned Debian kernel K (6.1, 6.12, 6.12-rt, 7.3, 7.3-rt), W=1 -Werror'
+	@echo 'make modules KVER=K    xiw.ko for the pinned Debian kernel K (6.1, 6.12, 6.12-rt, 7.3, 7.3-rt), W=1 -Werror;'
+	@echo '                       K=debug, debug-6.12, debug-7.3: the self-built debug kernels (with xiw_kunit.ko)'
 	@echo 'make install           install xiw.ko for KDIR into /lib/modules/<kver>/updates'
 	@echo 'make dkms-source       the DKMS source tree in $(DKMS_STAGE) (what `dkms add` takes)'
 	@echo 'make install-dkms      that tree at $(DESTDIR)$(DKMS_SRC); without DESTDIR also `dkms install` (DKMS_ARGS=-k KVER)'
 	@echo 'make uninstall-dkms    `dkms remove` for every kernel, then the tree at $(DKMS_SRC) goes'
 	@echo 'make unit              userspace build and GoogleTest suites'
 	@echo 'make vm KVER=K         in-VM selftests on kernel K'
-	@echo 'make vm-debug          KUnit and selftests on the self-built debug kernel'
+	@echo 'make vm-debug          KUnit and selftests on the self-built debug kernel (make vm KVER=debug-6.12: on that one)'
 	@echo 'make check             the gating tier, what CI runs (tests/selftests/tiers)'
 	@echo 'make check-full        every test there is'
 	@echo 'make demo              boot a VM, create xiw devices, show them'
