@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// Small libibverbs helpers shared by the xiw test tools, and the RAII
-// owners of verbs (and, where librdmacm's header exists, rdma_cm) objects
-// and of memory mappings.
+// Small libibverbs helpers shared by the xiw test tools, the RAII owners
+// of verbs (and, where librdmacm's header exists, rdma_cm) objects, of
+// memory and of memory mappings, and the tools' one wait for rdma_cm
+// events (CmEvents).
 
 #ifndef XIW_VERBS_UTIL_H
 #define XIW_VERBS_UTIL_H
@@ -11,14 +12,23 @@
 #if __has_include(<rdma/rdma_cma.h>)
 #include <rdma/rdma_cma.h>
 #endif
+#include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -94,7 +104,29 @@ using CompChannel = Owned<ibv_comp_channel, ibv_destroy_comp_channel>;
 #if __has_include(<rdma/rdma_cma.h>)
 using CmChannel = Owned<rdma_event_channel, rdma_destroy_event_channel>;
 using CmId = Owned<rdma_cm_id, rdma_destroy_id>;
+// The QP rdma_create_qp() gave an id: its owner holds the id and, when it
+// goes, calls rdma_destroy_qp() on it (the id stays).  An id's QP must go
+// before its CQs, PD and MRs, and before the id itself: declare this
+// owner after theirs.
+using CmQp = Owned<rdma_cm_id, rdma_destroy_qp>;
 #endif
+
+inline void free_memory(uint8_t *p) { std::free(p); }
+
+// Memory of malloc()'s family, freed when its owner goes.
+using Memory = Owned<uint8_t, free_memory>;
+
+// @len bytes aligned to a page of 4096 and zeroed; empty when there is no
+// memory.
+inline Memory page_aligned(size_t len)
+{
+	void *p;
+
+	if (posix_memalign(&p, 4096, len))
+		return Memory();
+	std::memset(p, 0, len);
+	return Memory(static_cast<uint8_t *>(p));
+}
 
 // A memory mapping (mmap()'s result), unmapped when its owner goes.
 class Mapping {
@@ -138,6 +170,179 @@ private:
 	void *addr_ = nullptr;
 	size_t len_ = 0;
 };
+
+#if __has_include(<rdma/rdma_cma.h>)
+// One rdma_cm event as the tools keep it: taken off its channel and acked
+// at once, because rdma_destroy_id() waits until every event of its id is
+// acked (an event held is a destroy that hangs), with its private data
+// copied, because the event's own is valid only until the ack.
+struct CmEvent {
+	rdma_cm_event_type type = {};
+	int status = 0;
+	// A CONNECT_REQUEST's id is the new one, on the listener's channel;
+	// its owner is whoever takes the event.
+	rdma_cm_id *id = nullptr;
+	rdma_cm_id *listen_id = nullptr;
+	rdma_conn_param conn = {};	// without private_data: that is pdata
+	std::vector<uint8_t> pdata;
+
+	CmEvent() = default;
+	explicit CmEvent(const rdma_cm_event &ev)
+		: type(ev.event), status(ev.status), id(ev.id), listen_id(ev.listen_id),
+		  conn(ev.param.conn)
+	{
+		const auto *p = static_cast<const uint8_t *>(conn.private_data);
+
+		if (p)
+			pdata.assign(p, p + conn.private_data_len);
+		conn.private_data = nullptr;
+		conn.private_data_len = 0;
+	}
+
+	const char *name() const { return rdma_event_str(type); }
+};
+
+// An rdma_cm event channel (its descriptor non-blocking) and the events
+// taken off it that were not wanted yet.  Every wait goes through take():
+// what is kept first, then whatever comes before a deadline.  The channel
+// must outlive every id on it: declare the owner of this before theirs.
+class CmEvents {
+public:
+	using Clock = std::chrono::steady_clock;
+
+	// A new channel: false, with errno, when it cannot be had.
+	bool open()
+	{
+		ch_.reset(rdma_create_event_channel());
+		if (!ch_)
+			return false;
+		int fl = fcntl(ch_->fd, F_GETFL);
+
+		if (fl < 0 || fcntl(ch_->fd, F_SETFL, fl | O_NONBLOCK)) {
+			int e = errno;
+
+			ch_.reset();
+			errno = e;
+			return false;
+		}
+		return true;
+	}
+
+	rdma_event_channel *get() const { return ch_.get(); }
+
+	// A new id (of RDMA_PS_TCP, @context its context) whose events come
+	// here: empty, with errno, when it cannot be had.
+	CmId create_id(void *context = nullptr)
+	{
+		rdma_cm_id *id;
+
+		if (rdma_create_id(ch_.get(), &id, context, RDMA_PS_TCP))
+			return CmId();
+		return CmId(id);
+	}
+
+	// The deadline @ms milliseconds from now.
+	static Clock::time_point in_ms(long long ms)
+	{
+		return Clock::now() + std::chrono::milliseconds(ms);
+	}
+
+	// The first event @match accepts: the oldest of those kept, or the
+	// next one off the channel before @deadline (a deadline passed: what
+	// is there already); each it passes over is kept, in order.
+	// Nothing, with errno ETIMEDOUT, once @deadline passed, or with
+	// rdma_get_cm_event()'s when the channel failed.
+	template <class Match>
+	std::optional<CmEvent> take(Match &&match, Clock::time_point deadline)
+	{
+		for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+			if (match(std::as_const(*it))) {
+				CmEvent ev = std::move(*it);
+
+				kept_.erase(it);
+				return ev;
+			}
+		}
+		for (;;) {
+			std::optional<CmEvent> ev = get_one(deadline);
+
+			if (!ev || match(std::as_const(*ev)))
+				return ev;
+			kept_.push_back(std::move(*ev));
+		}
+	}
+
+	// The next event of @id, a connection request on the listener @id
+	// among them.
+	std::optional<CmEvent> take_of(rdma_cm_id *id, Clock::time_point deadline)
+	{
+		return take([id](const CmEvent &e) { return e.id == id || e.listen_id == id; },
+			    deadline);
+	}
+
+	// The next event, whichever it is.
+	std::optional<CmEvent> next(Clock::time_point deadline)
+	{
+		return take([](const CmEvent &) { return true; }, deadline);
+	}
+
+	// Take the kept events @match accepts out of the queue (those of an
+	// id about to be destroyed, those nobody waits for): what was taken.
+	template <class Match>
+	std::vector<CmEvent> drop(Match &&match)
+	{
+		std::vector<CmEvent> out;
+
+		for (auto it = kept_.begin(); it != kept_.end();) {
+			if (match(std::as_const(*it))) {
+				out.push_back(std::move(*it));
+				it = kept_.erase(it);
+			} else {
+				++it;
+			}
+		}
+		return out;
+	}
+
+	// Drop what is kept for @id, which is about to be destroyed (its
+	// address may come back as another id's).
+	void forget(rdma_cm_id *id)
+	{
+		drop([id](const CmEvent &e) { return e.id == id; });
+	}
+
+private:
+	CmChannel ch_;
+	std::deque<CmEvent> kept_;
+
+	std::optional<CmEvent> get_one(Clock::time_point deadline)
+	{
+		for (;;) {
+			rdma_cm_event *ev;
+
+			if (!rdma_get_cm_event(ch_.get(), &ev)) {
+				CmEvent copy(*ev);
+
+				rdma_ack_cm_event(ev);
+				return copy;
+			}
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				return std::nullopt;
+
+			auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+
+			if (ms.count() <= 0) {
+				errno = ETIMEDOUT;
+				return std::nullopt;
+			}
+			pollfd p = { ch_->fd, POLLIN, 0 };
+
+			// EINTR or not: the loop looks again.
+			::poll(&p, 1, int(std::min<long long>(ms.count(), INT_MAX)));
+		}
+	}
+};
+#endif
 
 // A numeric address and port (empty: none) into @ss; 0 or getaddrinfo()'s
 // error (for gai_strerror()).
