@@ -47,7 +47,6 @@
 
 #include <getopt.h>
 #include <netdb.h>
-#include <poll.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -62,6 +61,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -327,98 +327,71 @@ sockaddr_storage resolve(const std::string &host, const std::string &port, bool 
 	return ss;
 }
 
-// One end of the connection and everything it owns.
+// One end of the connection and everything it owns, destroyed in the
+// reverse order of the members: the QP first, the event channel last.
 struct Conn {
 	Opts o;
-	rdma_event_channel *ch = nullptr;
-	rdma_cm_id *listen = nullptr;
-	rdma_cm_id *id = nullptr;
-	ibv_pd *pd = nullptr;
-	ibv_cq *cq = nullptr;
-	ibv_mr *mr = nullptr, *ctrl_mr = nullptr;
-	uint8_t *buf = nullptr;
-	size_t buf_len = 0;
+	xiw::CmEvents events;
+	xiw::CmId listen;
+	xiw::CmId id;
+	xiw::Memory buf;
 	// The control area: kCtrlRecvs receive slots then one send slot per
 	// outstanding control Send.
 	std::vector<uint8_t> ctrl = std::vector<uint8_t>(kCtrlSize * (kCtrlRecvs + 8));
+	xiw::Pd pd;
+	xiw::Cq cq;
+	xiw::Mr ctrl_mr, mr;
+	xiw::CmQp qp;
 	uint32_t ctrl_send_next = 0;	// control Sends posted
 	uint32_t ctrl_send_done = 0;	// and completed
 	Clock::time_point deadline;
 	uint64_t wrong = 0, checked = 0;
 	std::vector<uint8_t> tmp;
 
-	~Conn()
-	{
-		if (id && id->qp)
-			rdma_destroy_qp(id);
-		if (mr)
-			ibv_dereg_mr(mr);
-		if (ctrl_mr)
-			ibv_dereg_mr(ctrl_mr);
-		if (cq)
-			ibv_destroy_cq(cq);
-		if (pd)
-			ibv_dealloc_pd(pd);
-		free(buf);
-		if (id)
-			rdma_destroy_id(id);
-		if (listen)
-			rdma_destroy_id(listen);
-		if (ch)
-			rdma_destroy_event_channel(ch);
-	}
-
 	void arm() { deadline = Clock::now() + std::chrono::seconds(o.timeout_s); }
 	bool expired() const { return Clock::now() > deadline; }
 
 	// The next CM event, which must be @want.
-	rdma_cm_event *event(rdma_cm_event_type want)
+	xiw::CmEvent event(rdma_cm_event_type want)
 	{
-		for (;;) {
-			auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-					  deadline - Clock::now()).count();
-			pollfd p = { ch->fd, POLLIN, 0 };
-			if (ms <= 0 || ::poll(&p, 1, (int)ms) <= 0)
-				die(2, "no %s within %d s", rdma_event_str(want), o.timeout_s);
-			rdma_cm_event *ev;
-			if (rdma_get_cm_event(ch, &ev))
-				die(2, "rdma_get_cm_event: %s", strerror(errno));
-			if (ev->event == want)
-				return ev;
-			int st = ev->status;
-			auto got = ev->event;
-			rdma_ack_cm_event(ev);
+		std::optional<xiw::CmEvent> ev = events.next(deadline);
+		if (!ev && errno == ETIMEDOUT)
+			die(2, "no %s within %d s", rdma_event_str(want), o.timeout_s);
+		if (!ev)
+			die(2, "rdma_get_cm_event: %s", strerror(errno));
+		if (ev->type != want)
 			die(2, "waiting for %s, got %s (status %d%s%s)", rdma_event_str(want),
-			    rdma_event_str(got), st, st < 0 ? ": " : "",
-			    st < 0 ? strerror(-st) : "");
-		}
+			    ev->name(), ev->status, ev->status < 0 ? ": " : "",
+			    ev->status < 0 ? strerror(-ev->status) : "");
+		return std::move(*ev);
 	}
 
-	// PD, CQ, QP and the registered buffers on @cm.
-	void setup(rdma_cm_id *cm, size_t len, uint32_t sq, uint32_t rq)
+	// PD, CQ, QP and the registered buffers on id.
+	void setup(size_t len, uint32_t sq, uint32_t rq)
 	{
-		pd = ibv_alloc_pd(cm->verbs);
+		pd.reset(ibv_alloc_pd(id->verbs));
 		if (!pd)
 			die(2, "ibv_alloc_pd: %s", strerror(errno));
-		cq = ibv_create_cq(cm->verbs, (int)(sq + rq + 16), nullptr, nullptr, 0);
+		cq.reset(ibv_create_cq(id->verbs, (int)(sq + rq + 16), nullptr, nullptr, 0));
 		if (!cq)
 			die(2, "ibv_create_cq: %s", strerror(errno));
 		ibv_qp_init_attr ia = {};
-		ia.send_cq = ia.recv_cq = cq;
+		ia.send_cq = ia.recv_cq = cq.get();
 		ia.qp_type = IBV_QPT_RC;
 		ia.cap.max_send_wr = sq;
 		ia.cap.max_recv_wr = rq;
 		ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-		if (rdma_create_qp(cm, pd, &ia))
+		if (rdma_create_qp(id.get(), pd.get(), &ia))
 			die(2, "rdma_create_qp (%u send, %u receive WRs): %s", sq, rq,
 			    strerror(errno));
-		buf_len = len;
-		if (posix_memalign(reinterpret_cast<void **>(&buf), 4096, len))
+		qp.reset(id.get());
+		buf = xiw::page_aligned(len);
+		if (!buf)
 			die(2, "no memory for a %zu byte buffer", len);
-		std::memset(buf, 0, len);
 		int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-		mr = ibv_reg_mr(pd, buf, len, acc);
-		ctrl_mr = ibv_reg_mr(pd, ctrl.data(), ctrl.size(), IBV_ACCESS_LOCAL_WRITE);
+		mr.reset(ibv_reg_mr(pd.get(), buf.get(), len, acc));
+		ctrl_mr.reset(ibv_reg_mr(pd.get(), ctrl.data(), ctrl.size(),
+					 IBV_ACCESS_LOCAL_WRITE));
 		if (!mr || !ctrl_mr)
 			die(2, "ibv_reg_mr: %s", strerror(errno));
 	}
@@ -468,7 +441,7 @@ struct Conn {
 	int poll(ibv_wc *wc, int max, bool flush_ok = false)
 	{
 		for (;;) {
-			int n = ibv_poll_cq(cq, max, wc);
+			int n = ibv_poll_cq(cq.get(), max, wc);
 			if (n < 0)
 				die(1, "ibv_poll_cq failed");
 			for (int i = 0; i < n; i++) {
@@ -517,33 +490,31 @@ int serve(Opts &o)
 {
 	Conn c;
 	c.o = o;
-	c.ch = rdma_create_event_channel();
-	if (!c.ch)
+	if (!c.events.open())
 		die(2, "rdma_create_event_channel: %s", strerror(errno));
-	if (rdma_create_id(c.ch, &c.listen, nullptr, RDMA_PS_TCP))
+	c.listen = c.events.create_id();
+	if (!c.listen)
 		die(2, "rdma_create_id: %s", strerror(errno));
 	sockaddr_storage sa = resolve(o.addr, o.port, true);
-	if (rdma_bind_addr(c.listen, reinterpret_cast<sockaddr *>(&sa)))
+	if (rdma_bind_addr(c.listen.get(), reinterpret_cast<sockaddr *>(&sa)))
 		die(2, "rdma_bind_addr %s port %s: %s", o.addr.c_str(), o.port.c_str(),
 		    strerror(errno));
-	if (rdma_listen(c.listen, 4))
+	if (rdma_listen(c.listen.get(), 4))
 		die(2, "rdma_listen: %s", strerror(errno));
 	std::printf("%s: listening on %s port %s\n", prog, o.addr.c_str(), o.port.c_str());
 	std::fflush(stdout);
 
 	c.arm();
-	rdma_cm_event *ev = c.event(RDMA_CM_EVENT_CONNECT_REQUEST);
+	xiw::CmEvent ev = c.event(RDMA_CM_EVENT_CONNECT_REQUEST);
 	c.arm();
-	c.id = ev->id;
+	c.id.reset(ev.id);
 	Request r;
-	std::string why = r.decode(static_cast<const uint8_t *>(ev->param.conn.private_data),
-				   ev->param.conn.private_data_len);
+	std::string why = r.decode(ev.pdata.data(), ev.pdata.size());
 	// The client's IRD and ORD (as our ORD and IRD at most).
-	uint8_t cli_ird = ev->param.conn.initiator_depth;
-	uint8_t cli_ord = ev->param.conn.responder_resources;
-	rdma_ack_cm_event(ev);
+	uint8_t cli_ird = ev.conn.initiator_depth;
+	uint8_t cli_ord = ev.conn.responder_resources;
 	if (!why.empty()) {
-		rdma_reject(c.id, nullptr, 0);
+		rdma_reject(c.id.get(), nullptr, 0);
 		die(2, "rejected a connection: %s", why.c_str());
 	}
 	ibv_device_attr da;
@@ -562,25 +533,25 @@ int serve(Opts &o)
 	} else if (r.test == Test::write) {
 		len = 2 * (size_t)r.size;	// receive area, then the source
 	}
-	c.setup(c.id, len, 16 + (r.test == Test::write && r.mode == Mode::lat ? 2 : 0),
+	c.setup(len, 16 + (r.test == Test::write && r.mode == Mode::lat ? 2 : 0),
 		recvs + kCtrlRecvs);
 	if (r.test == Test::read && r.mode == Mode::bw) {
 		for (uint32_t s = 0; s < slots; s++)
-			pattern(c.buf + (size_t)s * r.size, r.size, r.seed, s);
+			pattern(c.buf.get() + (size_t)s * r.size, r.size, r.seed, s);
 	} else if (r.test == Test::read) {
-		pattern(c.buf, r.size, r.seed, 0);
+		pattern(c.buf.get(), r.size, r.seed, 0);
 	}
 	if (r.test == Test::send) {
 		for (uint32_t i = 0; i < recvs; i++)
-			c.post_recv(wrid(kDataRecv, i), c.buf + i * recv_slot(r), recv_slot(r),
-				    c.mr->lkey);
+			c.post_recv(wrid(kDataRecv, i), c.buf.get() + i * recv_slot(r),
+				    recv_slot(r), c.mr->lkey);
 	} else {
 		for (uint32_t i = 0; i < kCtrlRecvs; i++)
 			c.post_ctrl_recv(i);
 	}
 
 	Reply rep;
-	rep.addr = (uintptr_t)c.buf;
+	rep.addr = (uintptr_t)c.buf.get();
 	rep.rkey = c.mr->rkey;
 	rep.slots = slots;
 	rep.recvs = recvs;
@@ -593,9 +564,9 @@ int serve(Opts &o)
 	cp.private_data_len = sizeof(pd);
 	cp.responder_resources = (uint8_t)ird;
 	cp.initiator_depth = (uint8_t)std::min<uint32_t>(cli_ird, (uint32_t)da.max_qp_init_rd_atom);
-	if (rdma_accept(c.id, &cp))
+	if (rdma_accept(c.id.get(), &cp))
 		die(2, "rdma_accept: %s", strerror(errno));
-	rdma_ack_cm_event(c.event(RDMA_CM_EVENT_ESTABLISHED));
+	c.event(RDMA_CM_EVENT_ESTABLISHED);
 
 	ibv_wc wc[32];
 	uint64_t v1 = 0, v2 = 0;
@@ -612,7 +583,7 @@ int serve(Opts &o)
 				if (wr_kind(wc[k].wr_id) != kDataRecv)
 					continue;	// our Sends
 				uint32_t slot = wr_index(wc[k].wr_id);
-				uint8_t *p = c.buf + slot * recv_slot(r);
+				uint8_t *p = c.buf.get() + slot * recv_slot(r);
 				if (got == r.iters) {
 					if (c.ctrl_parse(p, wc[k].byte_len, &v1, &v2) != kDone)
 						die(1, "expected DONE after %u messages", got);
@@ -648,8 +619,8 @@ int serve(Opts &o)
 		}
 	} else if (r.test == Test::write && r.mode == Mode::lat) {
 		// Wait for the marker of ping i, send pong i.
-		volatile uint8_t *last = c.buf + r.size - 1;
-		uint8_t *src = c.buf + r.size;
+		volatile uint8_t *last = c.buf.get() + r.size - 1;
+		uint8_t *src = c.buf.get() + r.size;
 		for (uint32_t i = 0; i < r.iters; i++) {
 			while (*last != marker(i)) {
 				if (c.expired())
@@ -658,7 +629,7 @@ int serve(Opts &o)
 			}
 			if (r.verify) {
 				c.checked++;
-				if (!matches(c.buf, r.size - 1, r.seed, i, c.tmp))
+				if (!matches(c.buf.get(), r.size - 1, r.seed, i, c.tmp))
 					c.wrong++;
 			}
 			if (r.verify)
@@ -687,7 +658,8 @@ int serve(Opts &o)
 			for (uint32_t s = 0; s < slots; s++) {
 				uint32_t last = s + (r.iters - 1 - s) / slots * slots;
 				c.checked++;
-				if (!matches(c.buf + (size_t)s * r.size, r.size, r.seed, last, c.tmp))
+				if (!matches(c.buf.get() + (size_t)s * r.size, r.size, r.seed, last,
+					     c.tmp))
 					c.wrong++;
 			}
 		}
@@ -700,7 +672,7 @@ int serve(Opts &o)
 		c.poll(wc, 32, true);
 	std::printf("%s: %s %s %u B x %u: %" PRIu64 " checked, %" PRIu64 " wrong\n", prog,
 		    what, r.mode == Mode::bw ? "bw" : "lat", r.size, r.iters, c.checked, c.wrong);
-	rdma_ack_cm_event(c.event(RDMA_CM_EVENT_DISCONNECTED));
+	c.event(RDMA_CM_EVENT_DISCONNECTED);
 	return c.wrong ? 1 : 0;
 }
 
@@ -719,23 +691,24 @@ int run_client(Opts &o)
 	Conn c;
 	c.o = o;
 	c.arm();
-	c.ch = rdma_create_event_channel();
-	if (!c.ch)
+	if (!c.events.open())
 		die(2, "rdma_create_event_channel: %s", strerror(errno));
-	if (rdma_create_id(c.ch, &c.id, nullptr, RDMA_PS_TCP))
+	c.id = c.events.create_id();
+	if (!c.id)
 		die(2, "rdma_create_id: %s", strerror(errno));
+	rdma_cm_id *id = c.id.get();
 	sockaddr_storage dst = resolve(o.addr, o.port, false), src;
 	sockaddr *srcp = nullptr;
 	if (!o.src.empty()) {
 		src = resolve(o.src, "0", false);
 		srcp = reinterpret_cast<sockaddr *>(&src);
 	}
-	if (rdma_resolve_addr(c.id, srcp, reinterpret_cast<sockaddr *>(&dst), 5000))
+	if (rdma_resolve_addr(id, srcp, reinterpret_cast<sockaddr *>(&dst), 5000))
 		die(2, "rdma_resolve_addr %s: %s", o.addr.c_str(), strerror(errno));
-	rdma_ack_cm_event(c.event(RDMA_CM_EVENT_ADDR_RESOLVED));
-	if (rdma_resolve_route(c.id, 5000))
+	c.event(RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (rdma_resolve_route(id, 5000))
 		die(2, "rdma_resolve_route: %s", strerror(errno));
-	rdma_ack_cm_event(c.event(RDMA_CM_EVENT_ROUTE_RESOLVED));
+	c.event(RDMA_CM_EVENT_ROUTE_RESOLVED);
 
 	ibv_device_attr da;
 	if (ibv_query_device(c.id->verbs, &da))
@@ -745,8 +718,8 @@ int run_client(Opts &o)
 	size_t len = (size_t)win * r.size;
 	if (r.mode == Mode::lat)
 		len = 2 * (size_t)std::max<size_t>(r.size, kCtrlSize);
-	c.setup(c.id, len, win + 16, kCtrlRecvs + 2);
-	r.addr = (uintptr_t)c.buf;
+	c.setup(len, win + 16, kCtrlRecvs + 2);
+	r.addr = (uintptr_t)c.buf.get();
 	r.rkey = c.mr->rkey;
 	if (r.seed == 1)
 		r.seed = (uint32_t)getpid() * 2654435761u | 1;
@@ -757,7 +730,7 @@ int run_client(Opts &o)
 	size_t rslot = std::max<size_t>(r.size, kCtrlSize);
 	if (data_recvs) {
 		for (uint32_t i = 0; i < 2; i++)
-			c.post_recv(wrid(kDataRecv, i), c.buf + i * rslot, rslot, c.mr->lkey);
+			c.post_recv(wrid(kDataRecv, i), c.buf.get() + i * rslot, rslot, c.mr->lkey);
 	} else {
 		for (uint32_t i = 0; i < kCtrlRecvs; i++)
 			c.post_ctrl_recv(i);
@@ -770,13 +743,11 @@ int run_client(Opts &o)
 	cp.private_data_len = sizeof(pd);
 	cp.initiator_depth = (uint8_t)std::min(da.max_qp_init_rd_atom, 255);
 	cp.responder_resources = (uint8_t)std::min(da.max_qp_rd_atom, 255);
-	if (rdma_connect(c.id, &cp))
+	if (rdma_connect(id, &cp))
 		die(2, "rdma_connect: %s", strerror(errno));
-	rdma_cm_event *ev = c.event(RDMA_CM_EVENT_ESTABLISHED);
+	xiw::CmEvent ev = c.event(RDMA_CM_EVENT_ESTABLISHED);
 	Reply rep;
-	bool ok = rep.decode(static_cast<const uint8_t *>(ev->param.conn.private_data),
-			     ev->param.conn.private_data_len);
-	rdma_ack_cm_event(ev);
+	bool ok = rep.decode(ev.pdata.data(), ev.pdata.size());
 	if (!ok || rep.status)
 		die(2, "the server's accept carries no usable reply");
 	if (r.test == Test::read && r.mode == Mode::bw) {
@@ -787,7 +758,7 @@ int run_client(Opts &o)
 
 	ibv_wc wc[32];
 	uint64_t v1 = 0, v2 = 0;
-	uint8_t *mine = c.buf;
+	uint8_t *mine = c.buf.get();
 	std::vector<double> lat;
 	auto t0 = Clock::now();
 	const char *what = test_name(r.test);
@@ -897,7 +868,7 @@ int run_client(Opts &o)
 							continue;
 						}
 						uint32_t slot = wr_index(wc[k].wr_id);
-						uint8_t *p = c.buf + slot * rslot;
+						uint8_t *p = c.buf.get() + slot * rslot;
 						if (wc[k].byte_len != r.size)
 							die(1, "send lat: reply %u has %u bytes", i,
 							    wc[k].byte_len);
@@ -936,7 +907,7 @@ int run_client(Opts &o)
 			if (kd != kCtrlRecv && kd != kDataRecv)
 				continue;
 			uint8_t *p = kd == kCtrlRecv ? c.ctrl_recv_slot(wr_index(wc[k].wr_id)) :
-				     c.buf + wr_index(wc[k].wr_id) * rslot;
+				     c.buf.get() + wr_index(wc[k].wr_id) * rslot;
 			uint32_t t = c.ctrl_parse(p, wc[k].byte_len, &v1, &v2);
 			if (t == kCredit) {
 				c.post_ctrl_recv(wr_index(wc[k].wr_id));
@@ -947,9 +918,9 @@ int run_client(Opts &o)
 			result = true;
 		}
 	}
-	if (rdma_disconnect(c.id))
+	if (rdma_disconnect(id))
 		die(1, "rdma_disconnect: %s", strerror(errno));
-	rdma_ack_cm_event(c.event(RDMA_CM_EVENT_DISCONNECTED));
+	c.event(RDMA_CM_EVENT_DISCONNECTED);
 	int rc = 0;
 	if (r.verify) {
 		std::printf("%s: server checked %" PRIu64 " messages, %" PRIu64

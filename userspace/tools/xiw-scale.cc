@@ -27,7 +27,6 @@
 
 #include <getopt.h>
 #include <netdb.h>
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -39,6 +38,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,14 +73,24 @@ void fill(uint8_t *p, uint32_t i)
 	std::memcpy(p, &i, sizeof(i));
 }
 
+// A connection's id and the QP rdma_create_qp() gave it (which goes
+// first).
+struct Conn {
+	xiw::CmId id;
+	xiw::CmQp qp;
+};
+
+// Everything of one end, destroyed in the reverse order of the members:
+// the connections first, the event channel last.
 struct Side {
-	rdma_event_channel *ch = nullptr;
+	xiw::CmEvents events;
+	xiw::CmId listen;
 	ibv_context *ctx = nullptr;
-	ibv_pd *pd = nullptr;
-	std::vector<ibv_cq *> cqs;	// one per connection
-	ibv_mr *mr = nullptr;
+	xiw::Pd pd;
+	std::vector<xiw::Cq> cqs;	// one per connection
 	std::vector<uint8_t> buf;	// kMsg per connection
-	std::vector<rdma_cm_id *> ids;
+	xiw::Mr mr;
+	std::vector<Conn> conns;
 	Clock::time_point deadline;
 	int timeout_s = 120;
 
@@ -93,57 +103,40 @@ struct Side {
 			return;
 		}
 		ctx = c;
-		pd = ibv_alloc_pd(ctx);
+		pd.reset(ibv_alloc_pd(ctx));
 		if (!pd)
 			die(2, "ibv_alloc_pd: %s", strerror(errno));
 		buf.assign((size_t)n * kMsg, 0);
-		mr = ibv_reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE);
+		mr.reset(ibv_reg_mr(pd.get(), buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE));
 		if (!mr)
 			die(2, "ibv_reg_mr: %s", strerror(errno));
 	}
 
-	void qp(rdma_cm_id *id, uint32_t i)
+	// The QP of connection @i, on its own CQ.
+	void qp(Conn &c, uint32_t i)
 	{
-		ibv_cq *cq = ibv_create_cq(ctx, 32, nullptr, nullptr, 0);
-		if (!cq)
+		cqs.emplace_back(ibv_create_cq(ctx, 32, nullptr, nullptr, 0));
+		if (!cqs.back())
 			die(1, "ibv_create_cq for connection %u: %s", i, strerror(errno));
-		cqs.push_back(cq);
 		ibv_qp_init_attr ia = {};
-		ia.send_cq = ia.recv_cq = cq;
+		ia.send_cq = ia.recv_cq = cqs.back().get();
 		ia.qp_type = IBV_QPT_RC;
 		ia.cap.max_send_wr = ia.cap.max_recv_wr = 16;
 		ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-		if (rdma_create_qp(id, pd, &ia))
+		if (rdma_create_qp(c.id.get(), pd.get(), &ia))
 			die(1, "rdma_create_qp for connection %u: %s", i, strerror(errno));
+		c.qp.reset(c.id.get());
 	}
 
-	// What the callers need of a CM event.
-	struct Ev {
-		rdma_cm_id *id;
-		rdma_cm_event_type type;
-		int status;
-	};
-
-	// Next CM event, acknowledged, or die at the deadline.
-	Ev next()
+	// Next CM event, or die at the deadline.
+	xiw::CmEvent next()
 	{
-		rdma_cm_event *ev = event();
-		Ev e = { ev->id, ev->event, ev->status };
-		rdma_ack_cm_event(ev);
-		return e;
-	}
-
-	rdma_cm_event *event()
-	{
-		auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-				  deadline - Clock::now()).count();
-		pollfd p = { ch->fd, POLLIN, 0 };
-		if (ms <= 0 || ::poll(&p, 1, (int)ms) <= 0)
+		std::optional<xiw::CmEvent> ev = events.next(deadline);
+		if (!ev && errno == ETIMEDOUT)
 			die(1, "no connection event within %d s", timeout_s);
-		rdma_cm_event *ev;
-		if (rdma_get_cm_event(ch, &ev))
+		if (!ev)
 			die(1, "rdma_get_cm_event: %s", strerror(errno));
-		return ev;
+		return std::move(*ev);
 	}
 
 	void wait_cq(uint32_t want, const char *what, bool check)
@@ -156,7 +149,7 @@ struct Side {
 			// Round robin over the CQs; a full round without a
 			// completion counts as idle.
 			for (size_t k = 0; k < cqs.size() && !n; k++, next = (next + 1) % cqs.size()) {
-				n = ibv_poll_cq(cqs[next], 32, wc);
+				n = ibv_poll_cq(cqs[next].get(), 32, wc);
 				if (n < 0)
 					die(1, "ibv_poll_cq failed");
 			}
@@ -185,30 +178,13 @@ struct Side {
 		uint8_t want[kMsg];
 		uint32_t i;
 		std::memcpy(&i, p, sizeof(i));
-		seen.resize(ids.size());
+		seen.resize(conns.size());
 		if (len != kMsg || i >= seen.size() || seen[i])
 			die(1, "receive %u: bad message (%u bytes, connection %u)", slot, len, i);
 		fill(want, i);
 		if (std::memcmp(p, want, kMsg))
 			die(1, "receive %u: connection %u's message is corrupt", slot, i);
 		seen[i] = true;
-	}
-
-	void teardown()
-	{
-		for (rdma_cm_id *id : ids) {
-			if (id->qp)
-				rdma_destroy_qp(id);
-			rdma_destroy_id(id);
-		}
-		ids.clear();
-		if (mr)
-			ibv_dereg_mr(mr);
-		for (ibv_cq *cq : cqs)
-			ibv_destroy_cq(cq);
-		cqs.clear();
-		if (pd)
-			ibv_dealloc_pd(pd);
 	}
 };
 
@@ -220,9 +196,10 @@ sockaddr_storage resolve(const std::string &host, const std::string &port)
 	return ss;
 }
 
-void post_recv(Side &s, rdma_cm_id *id, uint32_t i)
+void post_recv(Side &s, uint32_t i)
 {
-	if (xiw::post_one_recv(id->qp, i, &s.buf[(size_t)i * kMsg], (uint32_t)kMsg, s.mr->lkey))
+	if (xiw::post_one_recv(s.conns[i].id->qp, i, &s.buf[(size_t)i * kMsg], (uint32_t)kMsg,
+			       s.mr->lkey))
 		die(1, "ibv_post_recv on connection %u failed", i);
 }
 
@@ -230,14 +207,12 @@ int serve(const std::string &addr, const std::string &port, uint32_t n, int tmo)
 {
 	Side s;
 	s.timeout_s = tmo;
-	s.ch = rdma_create_event_channel();
-	rdma_cm_id *listen;
-	if (!s.ch || rdma_create_id(s.ch, &listen, nullptr, RDMA_PS_TCP))
+	if (!s.events.open() || !(s.listen = s.events.create_id()))
 		die(2, "rdma_create_id: %s", strerror(errno));
 	sockaddr_storage sa = resolve(addr, port);
-	if (rdma_bind_addr(listen, reinterpret_cast<sockaddr *>(&sa)))
+	if (rdma_bind_addr(s.listen.get(), reinterpret_cast<sockaddr *>(&sa)))
 		die(2, "rdma_bind_addr %s: %s", addr.c_str(), strerror(errno));
-	if (rdma_listen(listen, (int)std::min<uint32_t>(n, 1024)))
+	if (rdma_listen(s.listen.get(), (int)std::min<uint32_t>(n, 1024)))
 		die(2, "rdma_listen: %s", strerror(errno));
 	std::printf("xiw-scale: listening\n");
 	std::fflush(stdout);
@@ -245,27 +220,27 @@ int serve(const std::string &addr, const std::string &port, uint32_t n, int tmo)
 	s.deadline = Clock::now() + std::chrono::seconds(tmo);
 	uint32_t up = 0, down = 0;
 	while (up < n) {
-		auto [id, type, status] = s.next();
-		if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			uint32_t i = (uint32_t)s.ids.size();
+		xiw::CmEvent ev = s.next();
+		if (ev.type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			xiw::CmId id(ev.id);
+			uint32_t i = (uint32_t)s.conns.size();
 			if (i >= n) {
-				rdma_reject(id, nullptr, 0);
-				rdma_destroy_id(id);
+				rdma_reject(id.get(), nullptr, 0);
 				die(1, "more than %u connection requests", n);
 			}
 			s.shared(id->verbs, n);
-			s.qp(id, i);
-			s.ids.push_back(id);
 			id->context = reinterpret_cast<void *>((uintptr_t)i);
-			post_recv(s, id, i);
+			s.conns.push_back({ std::move(id), {} });
+			s.qp(s.conns.back(), i);
+			post_recv(s, i);
 			rdma_conn_param cp = {};
-			if (rdma_accept(id, &cp))
+			if (rdma_accept(ev.id, &cp))
 				die(1, "rdma_accept (connection %u): %s", i, strerror(errno));
-		} else if (type == RDMA_CM_EVENT_ESTABLISHED) {
+		} else if (ev.type == RDMA_CM_EVENT_ESTABLISHED) {
 			up++;
 		} else {
-			die(1, "connection event %s (status %d) before all were up",
-			    rdma_event_str(type), status);
+			die(1, "connection event %s (status %d) before all were up", ev.name(),
+			    ev.status);
 		}
 	}
 	std::printf("xiw-scale: established %u\n", up);
@@ -277,14 +252,11 @@ int serve(const std::string &addr, const std::string &port, uint32_t n, int tmo)
 	std::fflush(stdout);
 	s.deadline = Clock::now() + std::chrono::hours(1);
 	while (down < n) {
-		auto type = s.next().type;
-		if (type != RDMA_CM_EVENT_DISCONNECTED)
-			die(1, "unexpected %s while waiting for disconnects", rdma_event_str(type));
+		xiw::CmEvent ev = s.next();
+		if (ev.type != RDMA_CM_EVENT_DISCONNECTED)
+			die(1, "unexpected %s while waiting for disconnects", ev.name());
 		down++;
 	}
-	s.teardown();
-	rdma_destroy_id(listen);
-	rdma_destroy_event_channel(s.ch);
 	return 0;
 }
 
@@ -294,37 +266,38 @@ void on_sig(int) { g_go = 1; }
 
 int client(const std::string &addr, const std::string &port, uint32_t n, int tmo, bool hold)
 {
-	Side s;
+	std::optional<Side> side(std::in_place);	// gone before the last line
+	Side &s = *side;
 	s.timeout_s = tmo;
-	s.ch = rdma_create_event_channel();
-	if (!s.ch)
+	if (!s.events.open())
 		die(2, "rdma_create_event_channel: %s", strerror(errno));
 	sockaddr_storage dst = resolve(addr, port);
 	s.deadline = Clock::now() + std::chrono::seconds(tmo);
 	auto t0 = Clock::now();
 	uint32_t started = 0, up = 0;
 	auto start_one = [&] {
-		rdma_cm_id *id;
 		uint32_t i = started++;
-		if (rdma_create_id(s.ch, &id, reinterpret_cast<void *>((uintptr_t)i), RDMA_PS_TCP))
+		s.conns.push_back({ s.events.create_id(reinterpret_cast<void *>((uintptr_t)i)), {} });
+		rdma_cm_id *id = s.conns.back().id.get();
+		if (!id)
 			die(1, "rdma_create_id %u: %s", i, strerror(errno));
-		s.ids.push_back(id);
 		if (rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr *>(&dst), 5000))
 			die(1, "rdma_resolve_addr %u: %s", i, strerror(errno));
 	};
 	while (started < n && started < kInFlight)
 		start_one();
 	while (up < n) {
-		auto [id, type, status] = s.next();
+		xiw::CmEvent ev = s.next();
+		rdma_cm_id *id = ev.id;
 		uint32_t i = (uint32_t)(uintptr_t)id->context;
-		switch (type) {
+		switch (ev.type) {
 		case RDMA_CM_EVENT_ADDR_RESOLVED:
 			if (rdma_resolve_route(id, 5000))
 				die(1, "rdma_resolve_route %u: %s", i, strerror(errno));
 			break;
 		case RDMA_CM_EVENT_ROUTE_RESOLVED: {
 			s.shared(id->verbs, n);
-			s.qp(id, i);
+			s.qp(s.conns[i], i);
 			rdma_conn_param cp = {};
 			if (rdma_connect(id, &cp))
 				die(1, "rdma_connect %u: %s", i, strerror(errno));
@@ -336,15 +309,15 @@ int client(const std::string &addr, const std::string &port, uint32_t n, int tmo
 				start_one();
 			break;
 		default:
-			die(1, "connection %u: %s (status %d%s%s)", i, rdma_event_str(type), status,
-			    status < 0 ? ": " : "", status < 0 ? strerror(-status) : "");
+			die(1, "connection %u: %s (status %d%s%s)", i, ev.name(), ev.status,
+			    ev.status < 0 ? ": " : "", ev.status < 0 ? strerror(-ev.status) : "");
 		}
 	}
 	double secs = std::chrono::duration<double>(Clock::now() - t0).count();
 	for (uint32_t i = 0; i < n; i++) {
 		uint8_t *p = &s.buf[(size_t)i * kMsg];
 		fill(p, i);
-		if (xiw::post_one_send(s.ids[i]->qp, i, IBV_WR_SEND, p, (uint32_t)kMsg, s.mr->lkey))
+		if (xiw::post_one_send(s.conns[i].id->qp, i, IBV_WR_SEND, p, (uint32_t)kMsg, s.mr->lkey))
 			die(1, "ibv_post_send on connection %u failed", i);
 	}
 	s.wait_cq(n, "send", false);
@@ -358,15 +331,14 @@ int client(const std::string &addr, const std::string &port, uint32_t n, int tmo
 		sigprocmask(SIG_SETMASK, &g_unblocked, &old);
 	}
 	s.deadline = Clock::now() + std::chrono::seconds(tmo);
-	for (rdma_cm_id *id : s.ids)
-		if (rdma_disconnect(id))
+	for (Conn &c : s.conns)
+		if (rdma_disconnect(c.id.get()))
 			die(1, "rdma_disconnect: %s", strerror(errno));
 	for (uint32_t down = 0; down < n;) {
 		if (s.next().type == RDMA_CM_EVENT_DISCONNECTED)
 			down++;
 	}
-	s.teardown();
-	rdma_destroy_event_channel(s.ch);
+	side.reset();
 	std::printf("xiw-scale: disconnected %u\n", n);
 	return 0;
 }
