@@ -43,7 +43,6 @@
 
 #include <getopt.h>
 #include <netdb.h>
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -55,6 +54,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -112,32 +112,36 @@ struct Opts {
 
 enum class St { Resolving, Connecting, Up, Draining, Done, Dead };
 
+// A connection, its verbs objects destroyed in the reverse order of the
+// members (the QP first, the id last) or by Proc::release().
 struct Conn {
-	rdma_cm_id *id = nullptr;
+	xiw::CmId id;
 	uint32_t num = 0;		// connection number (client: first + index)
 	St st = St::Resolving;
 	std::vector<uint8_t> buf;	// data slots (client) or receive slots (server)
 	std::vector<uint8_t> ack;	// ack receive slots (client) or ack source (server)
-	ibv_mr *mr = nullptr, *ack_mr = nullptr;
+	xiw::Mr mr, ack_mr;
+	xiw::CmQp qp;
 	uint64_t sent = 0, acked = 0, inflight = 0;	// client
 	uint64_t received = 0;				// server
 	uint32_t size = 0, window = 0;
 	bool last_seen = false;
 };
 
+// A process's end of everything, destroyed in the reverse order of the
+// members (the connections first, the event channel last) or, when the
+// device goes, by release_all().
 struct Proc {
 	Opts o;
-	rdma_event_channel *ch = nullptr;
-	rdma_cm_id *listen = nullptr;
+	xiw::CmEvents events;
+	xiw::CmId listen;
 	ibv_context *verbs = nullptr;
-	ibv_pd *pd = nullptr;
-	ibv_cq *cq = nullptr;
+	xiw::Pd pd;
+	xiw::Cq cq;
 	std::vector<std::unique_ptr<Conn>> conns;
 	uint64_t bad = 0, ended_early = 0, total = 0;
 	bool device_gone = false;
 	Clock::time_point deadline;
-
-	~Proc() { release_all(); }
 
 	bool expired() const { return Clock::now() > deadline; }
 
@@ -146,13 +150,13 @@ struct Proc {
 		if (pd)
 			return;
 		verbs = v;
-		pd = ibv_alloc_pd(v);
+		pd.reset(ibv_alloc_pd(v));
 		if (!pd)
 			die(2, "ibv_alloc_pd: %s", std::strerror(errno));
 		int cqe = int(o.n * (o.server ? (2 * o.window + 4) : (o.window + kAckRecvs + 4)));
 		if (cqe > 65536)
 			cqe = 65536;
-		cq = ibv_create_cq(v, cqe, nullptr, nullptr, 0);
+		cq.reset(ibv_create_cq(v, cqe, nullptr, nullptr, 0));
 		if (!cq)
 			die(2, "ibv_create_cq(%d): %s", cqe, std::strerror(errno));
 	}
@@ -160,50 +164,43 @@ struct Proc {
 	void qp_for(Conn &c)
 	{
 		ibv_qp_init_attr a = {};
-		a.send_cq = a.recv_cq = cq;
+		a.send_cq = a.recv_cq = cq.get();
 		a.qp_type = IBV_QPT_RC;
 		a.cap.max_send_wr = o.server ? 2 * o.window + 4 : o.window + 2;
 		a.cap.max_recv_wr = o.server ? 2 * o.window + 2 : kAckRecvs + 2;
 		a.cap.max_send_sge = a.cap.max_recv_sge = 1;
-		if (rdma_create_qp(c.id, pd, &a))
+		if (rdma_create_qp(c.id.get(), pd.get(), &a))
 			die(2, "rdma_create_qp: %s", std::strerror(errno));
+		c.qp.reset(c.id.get());
 		uint32_t slots = o.server ? 2 * c.window : c.window;
 		c.buf.assign(size_t(slots) * c.size, 0);
 		c.ack.assign(o.server ? kAckLen : size_t(kAckRecvs) * kAckLen, 0);
-		c.mr = ibv_reg_mr(pd, c.buf.data(), c.buf.size(), IBV_ACCESS_LOCAL_WRITE);
-		c.ack_mr = ibv_reg_mr(pd, c.ack.data(), c.ack.size(), IBV_ACCESS_LOCAL_WRITE);
+		c.mr.reset(ibv_reg_mr(pd.get(), c.buf.data(), c.buf.size(), IBV_ACCESS_LOCAL_WRITE));
+		c.ack_mr.reset(ibv_reg_mr(pd.get(), c.ack.data(), c.ack.size(), IBV_ACCESS_LOCAL_WRITE));
 		if (!c.mr || !c.ack_mr)
 			die(2, "ibv_reg_mr: %s", std::strerror(errno));
 	}
 
-	void release(Conn &c)
+	// The verbs objects of @c, in the order of its destruction; what it
+	// counted stays.
+	static void release(Conn &c)
 	{
-		if (c.id && c.id->qp)
-			rdma_destroy_qp(c.id);
-		if (c.mr)
-			ibv_dereg_mr(c.mr);
-		if (c.ack_mr)
-			ibv_dereg_mr(c.ack_mr);
-		c.mr = c.ack_mr = nullptr;
-		if (c.id)
-			rdma_destroy_id(c.id);
-		c.id = nullptr;
+		c.qp.reset();
+		c.ack_mr.reset();
+		c.mr.reset();
+		c.id.reset();
 	}
 
+	// Everything on the device, in the order of the destruction; the
+	// connections' counts stay.
 	void release_all()
 	{
 		for (auto &c : conns)
 			if (c)
 				release(*c);
-		if (cq)
-			ibv_destroy_cq(cq);
-		if (pd)
-			ibv_dealloc_pd(pd);
-		cq = nullptr;
-		pd = nullptr;
-		if (listen)
-			rdma_destroy_id(listen);
-		listen = nullptr;
+		cq.reset();
+		pd.reset();
+		listen.reset();
 	}
 
 	// Everything this connection had to do is done: what fails after
@@ -231,7 +228,7 @@ struct Proc {
 	Conn *by_id(rdma_cm_id *id)
 	{
 		for (auto &c : conns)
-			if (c && c->id == id)
+			if (c && c->id.get() == id)
 				return c.get();
 		return nullptr;
 	}
@@ -311,7 +308,8 @@ struct Proc {
 
 		// A bounded batch: under a steady stream the CQ is never empty,
 		// and CM events (a disconnect, the device going) must get a turn.
-		for (int round = 0; round < 16 && cq && (n = ibv_poll_cq(cq, 64, wc)) > 0; round++) {
+		for (int round = 0; round < 16 && cq && (n = ibv_poll_cq(cq.get(), 64, wc)) > 0;
+		     round++) {
 			for (int i = 0; i < n; i++) {
 				uint32_t idx = wr_slot(wc[i].wr_id);
 				if (idx >= conns.size() || !conns[idx])
@@ -339,27 +337,20 @@ struct Proc {
 
 	// ---- connection manager events
 
+	// Handle the next CM event, waiting up to @ms for it; false when none
+	// came.
 	bool cm_event(int ms)
 	{
-		pollfd pf = { ch->fd, POLLIN, 0 };
-		if (poll(&pf, 1, ms) <= 0)
+		std::optional<xiw::CmEvent> ev = events.next(xiw::CmEvents::in_ms(ms));
+		if (!ev)
 			return false;
-		rdma_cm_event *ev;
-		if (rdma_get_cm_event(ch, &ev))
-			return false;
-		rdma_cm_event e = *ev;
-		uint8_t pd[kPdataLen] = {};
-		if (e.event == RDMA_CM_EVENT_CONNECT_REQUEST && ev->param.conn.private_data &&
-		    ev->param.conn.private_data_len >= kPdataLen)
-			std::memcpy(pd, ev->param.conn.private_data, kPdataLen);
-		rdma_ack_cm_event(ev);
-		handle(e, pd);
+		handle(*ev);
 		return true;
 	}
 
-	void handle(const rdma_cm_event &e, const uint8_t *pd)
+	void handle(const xiw::CmEvent &e)
 	{
-		if (e.event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+		if (e.type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
 			// Everything on the device goes, at once.
 			device_gone = true;
 			for (auto &c : conns)
@@ -368,14 +359,14 @@ struct Proc {
 			release_all();
 			return;
 		}
-		if (e.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			accept(e.id, pd);
+		if (e.type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			accept(e);
 			return;
 		}
 		Conn *c = by_id(e.id);
 		if (!c)
 			return;
-		switch (e.event) {
+		switch (e.type) {
 		case RDMA_CM_EVENT_ADDR_RESOLVED:
 			if (rdma_resolve_route(e.id, 5000))
 				dead(*c, "rdma_resolve_route failed");
@@ -393,18 +384,24 @@ struct Proc {
 				dead(*c, "disconnected");
 			}
 			if (c->id)
-				rdma_disconnect(c->id);
+				rdma_disconnect(c->id.get());
 			break;
 		default:
-			dead(*c, rdma_event_str(e.event));
+			dead(*c, e.name());
 			break;
 		}
 	}
 
-	void accept(rdma_cm_id *id, const uint8_t *pd)
+	// A CONNECT_REQUEST: its id goes with the connection, or with a
+	// rejected request at once.
+	void accept(const xiw::CmEvent &e)
 	{
+		uint8_t pd[kPdataLen] = {};
+		if (e.pdata.size() >= kPdataLen)
+			std::memcpy(pd, e.pdata.data(), kPdataLen);
 		auto c = std::make_unique<Conn>();
-		c->id = id;
+		rdma_cm_id *id = e.id;
+		c->id.reset(id);
 		c->num = get32(pd);
 		c->size = get32(pd + 4);
 		c->window = get32(pd + 8);
@@ -413,7 +410,6 @@ struct Proc {
 		    idx >= o.n || (idx < conns.size() && conns[idx])) {
 			std::fprintf(stderr, "xiw-stream: bad connect request (conn %u)\n", c->num);
 			rdma_reject(id, nullptr, 0);
-			rdma_destroy_id(id);
 			bad++;
 			return;
 		}
@@ -450,7 +446,7 @@ struct Proc {
 		cp.responder_resources = 1;
 		cp.initiator_depth = 1;
 		cp.retry_count = 7;
-		if (rdma_connect(c.id, &cp))
+		if (rdma_connect(c.id.get(), &cp))
 			dead(c, "rdma_connect failed");
 		c.st = St::Connecting;
 	}
@@ -467,8 +463,9 @@ sockaddr_storage resolve(const std::string &host, const std::string &port)
 int serve(Proc &p)
 {
 	sockaddr_storage ss = resolve(p.o.addr, p.o.port);
-	if (rdma_create_id(p.ch, &p.listen, nullptr, RDMA_PS_TCP) ||
-	    rdma_bind_addr(p.listen, reinterpret_cast<sockaddr *>(&ss)) || rdma_listen(p.listen, 1024))
+	p.listen = p.events.create_id();
+	if (!p.listen || rdma_bind_addr(p.listen.get(), reinterpret_cast<sockaddr *>(&ss)) ||
+	    rdma_listen(p.listen.get(), 1024))
 		die(2, "listen on %s port %s: %s", p.o.addr.c_str(), p.o.port.c_str(),
 		    std::strerror(errno));
 	std::printf("listening\n");
@@ -533,9 +530,10 @@ int client(Proc &p)
 			c->num = p.o.first + started;
 			c->size = p.o.size;
 			c->window = p.o.window;
-			if (rdma_create_id(p.ch, &c->id, nullptr, RDMA_PS_TCP))
+			c->id = p.events.create_id();
+			if (!c->id)
 				die(2, "rdma_create_id: %s", std::strerror(errno));
-			if (rdma_resolve_addr(c->id, p.o.src.empty() ? nullptr : reinterpret_cast<sockaddr *>(&src),
+			if (rdma_resolve_addr(c->id.get(), p.o.src.empty() ? nullptr : reinterpret_cast<sockaddr *>(&src),
 					      reinterpret_cast<sockaddr *>(&dst), 5000))
 				p.dead(*c, "rdma_resolve_addr failed");
 			p.conns[started++] = std::move(c);
@@ -594,7 +592,7 @@ int client(Proc &p)
 	if (!p.device_gone) {
 		for (auto &c : p.conns)
 			if (c && c->id && c->st == St::Done)
-				rdma_disconnect(c->id);
+				rdma_disconnect(c->id.get());
 		auto until = Clock::now() + std::chrono::seconds(10);
 		while (Clock::now() < until && p.cm_event(200))
 			;
@@ -688,11 +686,7 @@ int main(int argc, char **argv)
 	if (optind != argc)
 		xiw::cli::usage_error(kUsage, std::string("unexpected argument '") + argv[optind] + "'");
 	p.deadline = Clock::now() + std::chrono::seconds(p.o.timeout);
-	p.ch = rdma_create_event_channel();
-	if (!p.ch)
+	if (!p.events.open())
 		die(2, "rdma_create_event_channel: %s", std::strerror(errno));
-	int rc = p.o.server ? serve(p) : client(p);
-	p.release_all();
-	rdma_destroy_event_channel(p.ch);
-	return rc;
+	return p.o.server ? serve(p) : client(p);
 }
