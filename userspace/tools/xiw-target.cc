@@ -84,12 +84,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <exception>
 #include <initializer_list>
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <string>
@@ -185,6 +185,16 @@ int err_of(int rv) { return rv > 0 ? rv : errno; }
 void warn(const char *what, int rv)
 {
 	std::fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(err_of(rv)));
+}
+
+// Destroy what @o (an xiw::Owned) owns through @what; a failure is told
+// and the object given up, as teardown cannot do more.
+template <class O> void destroy_or_warn(O &o, const char *what)
+{
+	if (int rv = o.destroy()) {
+		warn(what, rv);
+		o.release();
+	}
 }
 
 // Wait until @fd is readable or @deadline; false once @deadline passed.
@@ -375,21 +385,16 @@ private:
 	}
 };
 
-struct CmEvent {
-	rdma_cm_event_type type;
-	int status;
-};
-
 // A buffer and its memory region; dead keeps its rkey after deregistration.
 struct Region {
-	uint8_t *buf = nullptr;
-	ibv_mr *mr = nullptr;
+	xiw::Memory buf;
+	xiw::Mr mr;
 	uint32_t rkey = 0;
 };
 
 // The receive server of a connection accepted with serve=1.
 struct Serve {
-	ibv_comp_channel *ch = nullptr;	// the CQ's completion events
+	xiw::CompChannel ch;		// the CQ's completion events
 	std::thread thread;
 	std::atomic<bool> stop{ false };
 	std::mutex lock;		// guards ok, errors, failed
@@ -399,16 +404,16 @@ struct Serve {
 	uint64_t rlen = 0;
 };
 
-// The current connection and everything it owns.
+// The current connection and everything it owns.  Its CM events wait in
+// the Target's CmEvents.
 struct Conn {
-	rdma_cm_id *id = nullptr;
-	ibv_pd *pd = nullptr, *pd2 = nullptr;
-	ibv_cq *cq = nullptr;
-	bool has_qp = false;
+	xiw::CmId id;
+	xiw::Pd pd, pd2;
+	xiw::Cq cq;
+	xiw::CmQp qp;
 	Region rw, ro, wo, foreign, dead, snd, rcv;
 	uint64_t recv_next = 0;		// running receive index
 	uint64_t wr_next = 1;		// default wr_id of the next post
-	std::deque<CmEvent> events;	// of id, already acked
 	std::vector<std::thread> deregs;	// dereg commands that timed out
 	std::unique_ptr<Serve> serve;	// accept serve=1
 
@@ -440,45 +445,37 @@ const RegionSpec kRegions[] = {
 	{ &Conn::rcv, "rcv", kRcvLen, 0, false, IBV_ACCESS_LOCAL_WRITE, false },
 };
 
-// Teardown in reverse order of setup.  The id goes last; destroying it
-// also rejects a connection request never answered.
+// Teardown in reverse order of setup, every failure told.  The id goes
+// last; destroying it also rejects a connection request never answered.
 Conn::~Conn()
 {
 	if (serve && serve->thread.joinable()) {
 		serve->stop = true;
 		serve->thread.join();
 	}
-	if (has_qp)
-		rdma_destroy_qp(id);
+	qp.reset();
 	// A deregistration may wait for the QP; it is gone now.
 	for (std::thread &t : deregs)
 		t.join();
 	for (const RegionSpec &s : kRegions)
-		if (int rv = (this->*s.r).mr ? ibv_dereg_mr((this->*s.r).mr) : 0)
-			warn("ibv_dereg_mr", rv);
-	if (int rv = cq ? ibv_destroy_cq(cq) : 0)
-		warn("ibv_destroy_cq", rv);
-	if (int rv = serve && serve->ch ? ibv_destroy_comp_channel(serve->ch) : 0)
-		warn("ibv_destroy_comp_channel", rv);
-	for (ibv_pd *p : { pd2, pd })
-		if (int rv = p ? ibv_dealloc_pd(p) : 0)
-			warn("ibv_dealloc_pd", rv);
-	for (const RegionSpec &s : kRegions)
-		std::free((this->*s.r).buf);
-	if (int rv = id ? rdma_destroy_id(id) : 0)
-		warn("rdma_destroy_id", rv);
+		destroy_or_warn((this->*s.r).mr, "ibv_dereg_mr");
+	destroy_or_warn(cq, "ibv_destroy_cq");
+	if (serve)
+		destroy_or_warn(serve->ch, "ibv_destroy_comp_channel");
+	destroy_or_warn(pd2, "ibv_dealloc_pd");
+	destroy_or_warn(pd, "ibv_dealloc_pd");
+	destroy_or_warn(id, "rdma_destroy_id");
 }
 
 // Allocate, fill and register one region; empty or what failed.
 std::string make_region(Conn &c, const RegionSpec &s)
 {
 	Region &r = c.*s.r;
-	void *p;
-	if (posix_memalign(&p, 4096, s.len))
+	if (!(r.buf = xiw::page_aligned(s.len)))
 		return fmt("no memory for %s", s.name);
-	r.buf = static_cast<uint8_t *>(p);
-	xiw::pattern_fill(r.buf, s.len, s.seed);
-	if (!(r.mr = ibv_reg_mr(s.second_pd ? c.pd2 : c.pd, r.buf, s.len, s.access)))
+	xiw::pattern_fill(r.buf.get(), s.len, s.seed);
+	r.mr.reset(ibv_reg_mr((s.second_pd ? c.pd2 : c.pd).get(), r.buf.get(), s.len, s.access));
+	if (!r.mr)
 		return fmt("reg_mr %s: %s", s.name, strerror(errno));
 	r.rkey = r.mr->rkey;
 	return "";
@@ -488,31 +485,33 @@ std::string make_region(Conn &c, const RegionSpec &s)
 std::string setup(Conn &c, int cqe = 256)
 {
 	ibv_context *ctx = c.id->verbs;
-	if (!(c.pd = ibv_alloc_pd(ctx)) || !(c.pd2 = ibv_alloc_pd(ctx)))
+	if (!(c.pd = xiw::Pd(ibv_alloc_pd(ctx))) || !(c.pd2 = xiw::Pd(ibv_alloc_pd(ctx))))
 		return fmt("alloc_pd: %s", strerror(errno));
 	ibv_comp_channel *ch = nullptr;
-	if (c.serve && !(ch = c.serve->ch = ibv_create_comp_channel(ctx)))
-		return fmt("create_comp_channel: %s", strerror(errno));
+	if (c.serve) {
+		c.serve->ch.reset(ibv_create_comp_channel(ctx));
+		if (!(ch = c.serve->ch.get()))
+			return fmt("create_comp_channel: %s", strerror(errno));
+	}
 	if (ch && !set_nonblocking(ch->fd))
 		return fmt("non-blocking completion channel: %s", strerror(errno));
-	if (!(c.cq = ibv_create_cq(ctx, cqe, nullptr, ch, 0)))
+	if (!(c.cq = xiw::Cq(ibv_create_cq(ctx, cqe, nullptr, ch, 0))))
 		return fmt("create_cq: %s", strerror(errno));
 	ibv_qp_init_attr ia = {};
-	ia.send_cq = ia.recv_cq = c.cq;
+	ia.send_cq = ia.recv_cq = c.cq.get();
 	ia.qp_type = IBV_QPT_RC;
 	ia.cap.max_send_wr = 64;
 	ia.cap.max_recv_wr = 128;
 	ia.cap.max_send_sge = kMaxSges;
 	ia.cap.max_recv_sge = 1;
 	ia.sq_sig_all = 0;
-	if (rdma_create_qp(c.id, c.pd, &ia))
+	if (rdma_create_qp(c.id.get(), c.pd.get(), &ia))
 		return fmt("create_qp: %s", strerror(errno));
-	c.has_qp = true;
+	c.qp.reset(c.id.get());
 	for (const RegionSpec &s : kRegions)
 		if (std::string e = make_region(c, s); !e.empty())
 			return e;
-	int rv = ibv_dereg_mr(c.dead.mr);
-	c.dead.mr = nullptr;
+	int rv = c.dead.mr.destroy();
 	return rv ? fmt("dereg_mr dead: %s", strerror(err_of(rv))) : "";
 }
 
@@ -524,7 +523,7 @@ std::string post_recvs(Conn &c, uint64_t n, uint64_t len)
 		size_t off = c.recv_next * len % kRcvLen;
 		if (off + len > kRcvLen)
 			off = 0;
-		int rv = xiw::post_one_recv(c.id->qp, kRecvWrid + c.recv_next, c.rcv.buf + off,
+		int rv = xiw::post_one_recv(c.id->qp, kRecvWrid + c.recv_next, c.rcv.buf.get() + off,
 					    uint32_t(len), c.rcv.mr->lkey);
 		if (rv)
 			return fmt("post_recv: %s", strerror(err_of(rv)));
@@ -549,11 +548,11 @@ void serve_recvs(Conn &c)
 		s.changed.notify_all();
 	};
 	while (!s.stop) {
-		if (ibv_req_notify_cq(c.cq, 0))
+		if (ibv_req_notify_cq(c.cq.get(), 0))
 			return give_up("ibv_req_notify_cq failed");
 		for (;;) {
 			ibv_wc wc[16];
-			int n = ibv_poll_cq(c.cq, 16, wc);
+			int n = ibv_poll_cq(c.cq.get(), 16, wc);
 			if (n < 0)
 				return give_up("ibv_poll_cq failed");
 			if (!n)
@@ -588,7 +587,7 @@ void serve_recvs(Conn &c)
 			continue;
 		ibv_cq *cq;
 		void *ctx;
-		if (!ibv_get_cq_event(s.ch, &cq, &ctx))
+		if (!ibv_get_cq_event(s.ch.get(), &cq, &ctx))
 			ibv_ack_cq_events(cq, 1);
 	}
 }
@@ -616,15 +615,13 @@ public:
 	// Listen on @sa; any failure is fatal.
 	void listen(const sockaddr *sa, const char *addr, unsigned port)
 	{
-		if (!(ch_ = rdma_create_event_channel()))
+		if (!events_.open())
 			fatal("rdma_create_event_channel");
-		if (!set_nonblocking(ch_->fd))
-			fatal("non-blocking event channel");
-		if (rdma_create_id(ch_, &listener_, nullptr, RDMA_PS_TCP))
+		if (!(listener_ = events_.create_id()))
 			fatal("rdma_create_id");
-		if (rdma_bind_addr(listener_, const_cast<sockaddr *>(sa)))
+		if (rdma_bind_addr(listener_.get(), const_cast<sockaddr *>(sa)))
 			fatal(fmt("rdma_bind_addr %s port %u", addr, port));
-		if (rdma_listen(listener_, 8))
+		if (rdma_listen(listener_.get(), 8))
 			fatal("rdma_listen");
 	}
 
@@ -658,26 +655,21 @@ public:
 
 	void shutdown()
 	{
-		conn_.reset();
-		for (; !requests_.empty(); requests_.pop_front()) {
-			rdma_cm_id *id = requests_.front()->id;
-			ack(requests_.front());
-			if (int rv = rdma_destroy_id(id))
-				warn("rdma_destroy_id", rv);
+		close_conn();
+		for (xiw::CmEvent &e : events_.drop([this](auto &e) { return is_request(e); })) {
+			xiw::CmId id(e.id);
+			destroy_or_warn(id, "rdma_destroy_id");
 		}
-		if (int rv = listener_ ? rdma_destroy_id(listener_) : 0)
-			warn("rdma_destroy_id", rv);
-		if (ch_)
-			rdma_destroy_event_channel(ch_);
-		listener_ = nullptr;
-		ch_ = nullptr;
+		destroy_or_warn(listener_, "rdma_destroy_id");
+		events_ = xiw::CmEvents();
 	}
 
 private:
 	double timeout_;
-	rdma_event_channel *ch_ = nullptr;
-	rdma_cm_id *listener_ = nullptr;
-	std::deque<rdma_cm_event *> requests_;	// CONNECT_REQUESTs, not yet acked
+	// Connection requests wait in events_ until accepted, as do the
+	// events of the current connection's id until asked for.
+	xiw::CmEvents events_;
+	xiw::CmId listener_;
 	std::unique_ptr<Conn> conn_;
 	ibv_context *ctx_ = nullptr;	// of the last accepted connection
 
@@ -688,43 +680,37 @@ private:
 		return *conn_;
 	}
 
-	static void ack(rdma_cm_event *ev)
+	bool is_request(const xiw::CmEvent &e) const
 	{
-		if (int rv = rdma_ack_cm_event(ev))
-			warn("rdma_ack_cm_event", rv);
+		return e.type == RDMA_CM_EVENT_CONNECT_REQUEST && e.listen_id == listener_.get();
 	}
 
-	// Connection requests wait in requests_, events of the current
-	// connection's id in its queue; anything else is dropped.
-	void sort_cm(rdma_cm_event *ev)
+	// The current connection goes, with what was kept of its id's events.
+	void close_conn()
 	{
-		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && ev->listen_id == listener_) {
-			requests_.push_back(ev);
-			return;
-		}
-		if (conn_ && ev->id == conn_->id)
-			conn_->events.push_back({ ev->event, ev->status });
-		else
-			std::fprintf(stderr, "%s: dropped %s (status %d)\n", prog,
-				     rdma_event_str(ev->event), ev->status);
-		ack(ev);
+		if (conn_ && conn_->id)
+			events_.forget(conn_->id.get());
+		conn_.reset();
 	}
 
-	// Sort CM events until @ready() or @deadline; a Reply when it passed
-	// or the channel failed.
-	template <class F> void wait_cm(F ready, Clock::time_point deadline)
+	// The first CM event @match accepts before @deadline; a Reply when it
+	// passed or the channel failed.  Events that are neither a connection
+	// request nor the current connection's are dropped.
+	template <class F> xiw::CmEvent wait_cm(F match, Clock::time_point deadline)
 	{
-		for (;;) {
-			rdma_cm_event *ev;
-			while (!rdma_get_cm_event(ch_, &ev))
-				sort_cm(ev);
-			if (!again())
-				throw Reply{ fmt("err get_cm_event: %s", strerror(errno)) };
-			if (ready())
-				return;
-			if (!wait_readable(ch_->fd, deadline))
-				throw Reply{ "err timeout" };
-		}
+		std::optional<xiw::CmEvent> ev = events_.take(match, deadline);
+		int err = errno;
+		auto nobodys = [this](const xiw::CmEvent &e) {
+			return !is_request(e) && !(conn_ && e.id == conn_->id.get());
+		};
+
+		for (const xiw::CmEvent &e : events_.drop(nobodys))
+			std::fprintf(stderr, "%s: dropped %s (status %d)\n", prog, e.name(), e.status);
+		if (!ev && err == ETIMEDOUT)
+			throw Reply{ "err timeout" };
+		if (!ev)
+			throw Reply{ fmt("err get_cm_event: %s", strerror(err)) };
+		return std::move(*ev);
 	}
 
 	std::string accept(const Args &a)
@@ -742,16 +728,12 @@ private:
 		Clock::time_point deadline = a.deadline(timeout_);
 		if (conn_)
 			return "err busy";
-		wait_cm([this] { return !requests_.empty(); }, deadline);
+		xiw::CmEvent ev = wait_cm([this](auto &e) { return is_request(e); }, deadline);
 
-		rdma_cm_event *ev = requests_.front();
-		requests_.pop_front();
 		auto c = std::make_unique<Conn>();	// its destructor cleans up on errors
-		c->id = ev->id;
-		std::string got = to_hex(static_cast<const uint8_t *>(ev->param.conn.private_data),
-					 ev->param.conn.private_data_len);
-		ack(ev);
-		if (reject && rdma_reject(c->id, p.private_data, p.private_data_len))
+		c->id.reset(ev.id);
+		std::string got = to_hex(ev.pdata.data(), ev.pdata.size());
+		if (reject && rdma_reject(c->id.get(), p.private_data, p.private_data_len))
 			return fmt("err reject: %s", strerror(errno));
 		if (reject)
 			return "ok rejected pdata=" + got;
@@ -762,7 +744,7 @@ private:
 		std::string e = setup(*c);
 		if (e.empty())
 			e = post_recvs(*c, recvs, rlen);
-		if (e.empty() && rdma_accept(c->id, &p))
+		if (e.empty() && rdma_accept(c->id.get(), &p))
 			e = fmt("accept: %s", strerror(errno));
 		if (!e.empty())
 			return "err " + e;
@@ -774,7 +756,7 @@ private:
 		for (const RegionSpec &s : kRegions)
 			if (s.exposed)
 				resp += fmt(" %s=0x%08x:0x%llx", s.name, ((*c).*s.r).rkey,
-					    (unsigned long long)(uintptr_t)((*c).*s.r).buf);
+					    (unsigned long long)(uintptr_t)((*c).*s.r).buf.get());
 		conn_ = std::move(c);
 		return resp + fmt(" len=%zu", kRegionLen);
 	}
@@ -806,21 +788,21 @@ private:
 		Conn &c = *conn_;
 		std::string e;
 		auto step = [&](rdma_cm_event_type want) {
-			wait_cm([&c] { return !c.events.empty(); }, deadline);
-			CmEvent ev = c.events.front();
-			c.events.pop_front();
+			xiw::CmEvent ev = wait_cm([&c](auto &ev) { return ev.id == c.id.get(); },
+						  deadline);
 			if (ev.type != want)
-				e = fmt("%s (status %d), not %s", rdma_event_str(ev.type), ev.status,
+				e = fmt("%s (status %d), not %s", ev.name(), ev.status,
 					rdma_event_str(want));
 		};
 		try {
-			if (rdma_create_id(ch_, &c.id, nullptr, RDMA_PS_TCP))
+			if (!(c.id = events_.create_id()))
 				e = fmt("create_id: %s", strerror(errno));
-			else if (rdma_resolve_addr(c.id, nullptr, reinterpret_cast<sockaddr *>(&dst), 2000))
+			else if (rdma_resolve_addr(c.id.get(), nullptr,
+						   reinterpret_cast<sockaddr *>(&dst), 2000))
 				e = fmt("resolve_addr: %s", strerror(errno));
 			if (e.empty())
 				step(RDMA_CM_EVENT_ADDR_RESOLVED);
-			if (e.empty() && rdma_resolve_route(c.id, 2000))
+			if (e.empty() && rdma_resolve_route(c.id.get(), 2000))
 				e = fmt("resolve_route: %s", strerror(errno));
 			if (e.empty())
 				step(RDMA_CM_EVENT_ROUTE_RESOLVED);
@@ -833,10 +815,10 @@ private:
 			e = setup(c);
 		if (e.empty() && !foreign)
 			e = post_recvs(c, recvs, rlen);
-		if (e.empty() && rdma_connect(c.id, &p))
+		if (e.empty() && rdma_connect(c.id.get(), &p))
 			e = fmt("connect: %s", strerror(errno));
 		if (!e.empty()) {
-			conn_.reset();
+			close_conn();
 			return e.rfind("err ", 0) ? "err " + e : e;
 		}
 		ctx_ = c.id->verbs;
@@ -844,7 +826,7 @@ private:
 		for (const RegionSpec &s : kRegions)
 			if (s.exposed && !foreign)
 				resp += fmt(" %s=0x%08x:0x%llx", s.name, (c.*s.r).rkey,
-					    (unsigned long long)(uintptr_t)(c.*s.r).buf);
+					    (unsigned long long)(uintptr_t)(c.*s.r).buf.get());
 		return resp + fmt(" len=%zu", kRegionLen);
 	}
 
@@ -856,7 +838,7 @@ private:
 		if (conn_)
 			return "err busy";
 		sockaddr_storage ss = {};
-		std::memcpy(&ss, rdma_get_local_addr(listener_), sizeof(sockaddr_in6));
+		std::memcpy(&ss, rdma_get_local_addr(listener_.get()), sizeof(sockaddr_in6));
 		if (ss.ss_family == AF_INET)
 			reinterpret_cast<sockaddr_in *>(&ss)->sin_port = 0;
 		else
@@ -864,14 +846,14 @@ private:
 		conn_ = std::make_unique<Conn>();
 		Conn &c = *conn_;
 		std::string e;
-		if (rdma_create_id(ch_, &c.id, nullptr, RDMA_PS_TCP))
+		if (!(c.id = events_.create_id()))
 			e = fmt("create_id: %s", strerror(errno));
-		else if (rdma_bind_addr(c.id, reinterpret_cast<sockaddr *>(&ss)))
+		else if (rdma_bind_addr(c.id.get(), reinterpret_cast<sockaddr *>(&ss)))
 			e = fmt("bind_addr: %s", strerror(errno));
 		if (e.empty())
 			e = setup(c, cqe);
 		if (!e.empty()) {
-			conn_.reset();
+			close_conn();
 			return "err " + e;
 		}
 		return fmt("ok qpn=%u", c.id->qp->qp_num);
@@ -892,11 +874,10 @@ private:
 			return "err not registered";
 		// The thread owns the MR from here; the region keeps its rkey.
 		auto done = std::make_shared<std::atomic<int>>(-1);
-		std::thread t([mr = r.mr, done] {
+		std::thread t([mr = r.mr.release(), done] {
 			int rv = ibv_dereg_mr(mr);
 			done->store(rv < 0 ? EIO : rv);
 		});
-		r.mr = nullptr;
 		while (done->load() < 0 && Clock::now() < deadline)
 			usleep(1000);
 		long ms = long(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -912,27 +893,24 @@ private:
 	}
 
 	// The next CM event of the current connection.
-	CmEvent next_event(const Args &a)
+	xiw::CmEvent next_event(const Args &a)
 	{
 		a.shape(0, { "timeout" });
 		Clock::time_point deadline = a.deadline(timeout_);
 		Conn &c = need_conn();
-		wait_cm([&c] { return !c.events.empty(); }, deadline);
-		CmEvent ev = c.events.front();
-		c.events.pop_front();
-		return ev;
+		return wait_cm([&c](auto &e) { return e.id == c.id.get(); }, deadline);
 	}
 
 	std::string established(const Args &a)
 	{
-		CmEvent ev = next_event(a);
-		return ev.type == RDMA_CM_EVENT_ESTABLISHED ? "ok" : fmt("err %s", rdma_event_str(ev.type));
+		xiw::CmEvent ev = next_event(a);
+		return ev.type == RDMA_CM_EVENT_ESTABLISHED ? "ok" : fmt("err %s", ev.name());
 	}
 
 	std::string cmevent(const Args &a)
 	{
-		CmEvent ev = next_event(a);
-		return fmt("ok event=%s status=%d", rdma_event_str(ev.type), ev.status);
+		xiw::CmEvent ev = next_event(a);
+		return fmt("ok event=%s status=%d", ev.name(), ev.status);
 	}
 
 	std::string post(const Args &a)
@@ -977,7 +955,7 @@ private:
 		uint64_t done = 0;
 		for (uint64_t i = 0; i < nsge; i++) {
 			uint64_t n = i + 1 < nsge ? len / nsge : len - done;
-			uint8_t *p = r.buf + off + i * stride;
+			uint8_t *p = r.buf.get() + off + i * stride;
 			if (!read)
 				xiw::pattern_fill(p, n, seed, done);
 			sge[i] = { uintptr_t(p), uint32_t(n), r.mr->lkey };
@@ -1013,7 +991,7 @@ private:
 		std::vector<ibv_wc> got;
 		while (got.size() < want) {
 			ibv_wc wc[16];
-			int n = ibv_poll_cq(c.cq, int(std::min<uint64_t>(16, want - got.size())), wc);
+			int n = ibv_poll_cq(c.cq.get(), int(std::min<uint64_t>(16, want - got.size())), wc);
 			if (n < 0)
 				std::fprintf(stderr, "%s: ibv_poll_cq failed (%d)\n", prog, n);
 			if (n < 0 || (!n && Clock::now() >= deadline))
@@ -1064,7 +1042,7 @@ private:
 			usage_error(fmt("OFF+LEN exceeds %s (%zu bytes)", s->name, s->len));
 		uint32_t seed = uint32_t(a.num(3, UINT32_MAX, "SEED"));
 		uint64_t first = a.opt("first", 0, UINT64_MAX);
-		uint8_t *p = (need_conn().*s->r).buf + off;
+		uint8_t *p = (need_conn().*s->r).buf.get() + off;
 		if (!check) {
 			xiw::pattern_fill(p, len, seed, first);
 			return "ok";
@@ -1114,7 +1092,7 @@ private:
 	std::string disconnect(const Args &a)
 	{
 		a.shape(0, {});
-		if (rdma_disconnect(need_conn().id))
+		if (rdma_disconnect(need_conn().id.get()))
 			return fmt("err disconnect: %s", strerror(errno));
 		return "ok";
 	}
@@ -1122,7 +1100,7 @@ private:
 	std::string close(const Args &a)
 	{
 		a.shape(0, {});
-		conn_.reset();
+		close_conn();
 		return "ok";
 	}
 
