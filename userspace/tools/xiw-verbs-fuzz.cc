@@ -77,7 +77,6 @@
 #include <rdma/xiw-abi.h>
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
@@ -102,6 +101,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -857,7 +857,7 @@ private:
 	QpRec *create_qp_rec(PdRec *pd, bool dirty, rdma_cm_id *cm, bool legal);
 	void destroy_qp_rec(QpRec *q);
 	bool pump(int timeout_ms);
-	void on_cm_event(const rdma_cm_event &ev);
+	void on_cm_event(const xiw::CmEvent &ev);
 	void wait_for(const char *what, const std::function<bool()> &done);
 	void teardown_conn(Conn *c);
 	void end_side(End &e);
@@ -899,7 +899,7 @@ private:
 
 	xiw::DeviceList list_;
 	xiw::Context own_ctx_;
-	xiw::CmChannel ch_;
+	xiw::CmEvents events_;
 	xiw::CmId listen_;
 	ibv_context *ctx_ = nullptr;
 	ibv_device_attr dattr_ = {};
@@ -938,15 +938,11 @@ bool Fuzzer::out_of_budget() const
 void Fuzzer::open_device()
 {
 	if (!g_opt.addr.empty()) {
-		ch_.reset(rdma_create_event_channel());
-		if (!ch_)
+		if (!events_.open())
 			setup_failed("rdma_create_event_channel: %s", strerror(errno));
-		int fl = fcntl(ch_->fd, F_GETFL);
-		fcntl(ch_->fd, F_SETFL, fl | O_NONBLOCK);
-		rdma_cm_id *id;
-		if (rdma_create_id(ch_.get(), &id, nullptr, RDMA_PS_TCP))
+		if (!(listen_ = events_.create_id()))
 			setup_failed("rdma_create_id: %s", strerror(errno));
-		listen_.reset(id);
+		rdma_cm_id *id = listen_.get();
 		dst_ = parse_addr(g_opt.addr, g_opt.port);
 		if (rdma_bind_addr(id, reinterpret_cast<sockaddr *>(&dst_)) || rdma_listen(id, 8))
 			setup_failed("listen on %s port %u: %s", g_opt.addr.c_str(), g_opt.port,
@@ -2365,39 +2361,33 @@ void Fuzzer::op_async()
 // Every CM event there is, the first waited for up to @timeout_ms.
 bool Fuzzer::pump(int timeout_ms)
 {
-	if (!ch_)
+	if (!events_.get())
 		return false;
-	if (timeout_ms > 0) {
-		pollfd p = { ch_->fd, POLLIN, 0 };
-		poll(&p, 1, timeout_ms);
-	}
 	bool any = false;
-	for (;;) {
-		rdma_cm_event *ev;
-		if (rdma_get_cm_event(ch_.get(), &ev)) {
-			if (errno != EAGAIN)
+	auto deadline = xiw::CmEvents::in_ms(std::max(timeout_ms, 0));
+	for (;; deadline = Clock::now()) {
+		std::optional<xiw::CmEvent> ev = events_.next(deadline);
+		if (!ev) {
+			if (errno != ETIMEDOUT)
 				bug("rdma_get_cm_event: %s", strerror(errno));
 			break;
 		}
-		rdma_cm_event copy = *ev;
-		rdma_ack_cm_event(ev);
 		count(CM_EVENT, true);
-		on_cm_event(copy);
+		on_cm_event(*ev);
 		any = true;
 	}
 	return any;
 }
 
-void Fuzzer::on_cm_event(const rdma_cm_event &ev)
+void Fuzzer::on_cm_event(const xiw::CmEvent &ev)
 {
-	g_log.add("CM event %s (status %d) on id %p", rdma_event_str(ev.event), ev.status,
-		  (void *)ev.id);
-	if (ev.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+	g_log.add("CM event %s (status %d) on id %p", ev.name(), ev.status, (void *)ev.id);
+	if (ev.type == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		Conn *c = connecting_;
 		if (!c || c->requested) {
 			std::printf("# a connection request nobody made: rejected\n");
+			xiw::CmId id(ev.id);
 			rdma_reject(ev.id, nullptr, 0);
-			rdma_destroy_id(ev.id);
 			return;
 		}
 		c->requested = true;
@@ -2440,10 +2430,10 @@ void Fuzzer::on_cm_event(const rdma_cm_event &ev)
 	}
 	auto it = ends_.find(ev.id);
 	if (it == ends_.end())
-		bug("CM event %s for id %p, which this process does not have",
-		    rdma_event_str(ev.event), (void *)ev.id);
+		bug("CM event %s for id %p, which this process does not have", ev.name(),
+		    (void *)ev.id);
 	End &e = *it->second;
-	switch (ev.event) {
+	switch (ev.type) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		e.addr = true;
 		break;
@@ -2460,10 +2450,10 @@ void Fuzzer::on_cm_event(const rdma_cm_event &ev)
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_DISCONNECTED:
 		e.gone = true;
-		e.why = rdma_event_str(ev.event);
+		e.why = ev.name();
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		bug("%s", rdma_event_str(ev.event));
+		bug("%s", ev.name());
 	default:
 		break;
 	}
@@ -2506,7 +2496,7 @@ void Fuzzer::teardown_conn(Conn *c)
 
 void Fuzzer::op_connect()
 {
-	if (!ch_)
+	if (!events_.get())
 		return op_query_dev();
 	if (conns_.size() >= kMaxConn)
 		return op_disconnect();
@@ -2521,7 +2511,7 @@ void Fuzzer::op_connect()
 	rdma_cm_id *id;
 	int rv;
 	rv = in_call("rdma_create_id",
-		     [&] { return rdma_create_id(ch_.get(), &id, nullptr, RDMA_PS_TCP); });
+		     [&] { return rdma_create_id(events_.get(), &id, nullptr, RDMA_PS_TCP); });
 	count(CM_CONNECT, !rv);
 	if (rv)
 		return teardown_conn(c);
@@ -2865,20 +2855,19 @@ private:
 	void destroy(Qp &q);
 	unsigned drain(ibv_cq *cq);
 	template <class F> double timed(const char *name, F f);
-	bool wait_event(rdma_cm_id *id, rdma_cm_event_type type, rdma_cm_event *out = nullptr);
+	bool wait_event(rdma_cm_id *id, rdma_cm_event_type type, xiw::CmEvent *out = nullptr);
 	bool round(unsigned n, const RoundSpec &spec);
 	bool connected_round(unsigned n, const RoundSpec &spec);
 
 	xiw::DeviceList list_;
 	xiw::Context own_ctx_;
-	xiw::CmChannel ch_;
+	xiw::CmEvents events_;
 	xiw::CmId listen_;
 	ibv_context *ctx_ = nullptr;
 	std::string path_;
 	xiw::Pd pd_;
 	xiw::Cq big_, small_;
 	sockaddr_storage dst_ = {};
-	std::deque<rdma_cm_event> kept_;
 	double longest_ = 0;
 	uint64_t completions_ = 0;
 };
@@ -2886,11 +2875,9 @@ private:
 void RingRace::open()
 {
 	if (!g_opt.addr.empty()) {
-		ch_.reset(rdma_create_event_channel());
-		rdma_cm_id *id;
-		if (!ch_ || rdma_create_id(ch_.get(), &id, nullptr, RDMA_PS_TCP))
+		if (!events_.open() || !(listen_ = events_.create_id()))
 			setup_failed("rdma_cm: %s", strerror(errno));
-		listen_.reset(id);
+		rdma_cm_id *id = listen_.get();
 		dst_ = parse_addr(g_opt.addr, g_opt.port);
 		if (rdma_bind_addr(id, reinterpret_cast<sockaddr *>(&dst_)) || rdma_listen(id, 4))
 			setup_failed("listen on %s: %s", g_opt.addr.c_str(), strerror(errno));
@@ -3021,36 +3008,21 @@ double RingRace::timed(const char *name, F f)
 	return s;
 }
 
-bool RingRace::wait_event(rdma_cm_id *id, rdma_cm_event_type type, rdma_cm_event *out)
+bool RingRace::wait_event(rdma_cm_id *id, rdma_cm_event_type type, xiw::CmEvent *out)
 {
-	auto t = Clock::now();
-	for (;;) {
-		for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-			bool req = type == RDMA_CM_EVENT_CONNECT_REQUEST &&
-				   it->listen_id == id;
-			if (it->id != id && !req)
-				continue;
-			rdma_cm_event e = *it;
-			kept_.erase(it);
-			if (out)
-				*out = e;
-			if (e.event != type)
-				std::printf("# waiting for %s, got %s (status %d)\n",
-					    rdma_event_str(type), rdma_event_str(e.event), e.status);
-			return e.event == type;
-		}
-		double left = g_opt.hang - secs_since(t);
-		if (left <= 0)
-			bug("no %s within %.0f s", rdma_event_str(type), g_opt.hang);
-		pollfd p = { ch_->fd, POLLIN, 0 };
-		if (poll(&p, 1, static_cast<int>(left * 1000) + 1) != 1)
-			continue;
-		rdma_cm_event *ev;
-		if (rdma_get_cm_event(ch_.get(), &ev))
-			bug("rdma_get_cm_event: %s", strerror(errno));
-		kept_.push_back(*ev);
-		rdma_ack_cm_event(ev);
-	}
+	std::optional<xiw::CmEvent> e =
+		events_.take_of(id, xiw::CmEvents::in_ms(static_cast<long long>(g_opt.hang * 1000)));
+	if (!e && errno == ETIMEDOUT)
+		bug("no %s within %.0f s", rdma_event_str(type), g_opt.hang);
+	if (!e)
+		bug("rdma_get_cm_event: %s", strerror(errno));
+	if (e->type != type)
+		std::printf("# waiting for %s, got %s (status %d)\n", rdma_event_str(type),
+			    e->name(), e->status);
+	bool want = e->type == type;
+	if (out)
+		*out = std::move(*e);
+	return want;
 }
 
 // The rounds, in turn.  Rings of 4096 slots are the sure test: a flush
@@ -3153,7 +3125,7 @@ bool RingRace::round(unsigned n, const RoundSpec &spec)
 bool RingRace::connected_round(unsigned n, const RoundSpec &spec)
 {
 	rdma_cm_id *cli;
-	if (rdma_create_id(ch_.get(), &cli, nullptr, RDMA_PS_TCP) ||
+	if (rdma_create_id(events_.get(), &cli, nullptr, RDMA_PS_TCP) ||
 	    rdma_resolve_addr(cli, nullptr, reinterpret_cast<sockaddr *>(&dst_), 5000) ||
 	    !wait_event(cli, RDMA_CM_EVENT_ADDR_RESOLVED) || rdma_resolve_route(cli, 5000) ||
 	    !wait_event(cli, RDMA_CM_EVENT_ROUTE_RESOLVED))
@@ -3161,7 +3133,7 @@ bool RingRace::connected_round(unsigned n, const RoundSpec &spec)
 	Qp c = make_qp(big_.get(), cli, spec.swr, spec.rwr);
 	rdma_conn_param p = {};
 	p.retry_count = 7;
-	rdma_cm_event ev;
+	xiw::CmEvent ev;
 	if (rdma_connect(cli, &p) || !wait_event(listen_.get(), RDMA_CM_EVENT_CONNECT_REQUEST, &ev))
 		bug("no connection request: %s", strerror(errno));
 	rdma_cm_id *srv = ev.id;
@@ -3229,7 +3201,7 @@ int RingRace::run()
 	Watchdog wd;
 	wd.start();
 	// Without -a no connections: the last round is left out.
-	const unsigned kinds = std::size(kRounds) - !ch_;
+	const unsigned kinds = std::size(kRounds) - !events_.get();
 	auto t0 = Clock::now();
 	std::printf("1..%u\n", g_opt.race_rounds);
 	unsigned failed = 0;
