@@ -24,6 +24,15 @@
 # harness fails the run on any WARN, lockdep, KASAN or kmemleak report.
 # Load: 1024 connections from 8 client processes streaming for 60 s (not
 # on the debug kernel, see LOAD_CONNS).
+#
+# The race (xiw-cm-test --race, issue 31): in one namespace, xiw devices
+# xra on dummy xrd0 (192.0.2.1, server) and xrb on xrd1 (198.51.100.1,
+# clients).  For RACE_SECS (RACE_SMOKE) seconds 8 connections at a time
+# come up, at random provoke a TERMINATE, and are destroyed 0-2 ms (some
+# up to 50 ms) after they came up or while they come up, while a second
+# process deletes one dummy or both every 1-4 s and brings them back with
+# their xiw devices.  Both must end within their time, no QP may be left,
+# and a kmemleak scan after the devices are gone must find nothing new.
 . "$(dirname "$0")/lib.sh"
 
 require_env
@@ -226,8 +235,95 @@ t_load() {
 # connections.  The distro kernels take all 1024.
 LOAD_CONNS=${XIW_LOAD_CONNS:-1024}
 
+RA=192.0.2.1
+RB=198.51.100.1
+RACE_PORT=18810
+
+# race_devs_up: the dummies of the race in NSR, with their addresses and
+# xiw devices, as far as they are missing.
+race_devs_up() {
+	local nd addr dev
+	for nd in "xrd0 $RA xra" "xrd1 $RB xrb"; do
+		read -r nd addr dev <<<"$nd"
+		ibdev_exists "$dev" && continue
+		ip_batch -n "$NSR" -- "link add $nd type dummy" "addr add $addr/24 dev $nd" \
+			"link set $nd up"
+		xrun ip netns exec "$NSR" rdma link add "$dev" type xiw netdev "$nd"
+		wait_for 60 ibdev_exists "$dev"
+	done
+}
+
+# race_remover STOP COUNT: until the file STOP exists, every 1-4 s delete
+# the server's dummy, the clients' or both (their xiw devices go with
+# them), wait until the devices are gone and bring them back; the number
+# of rounds goes to the file COUNT.  It runs beside the case's own
+# commands: its xrun output goes to files of its own.
+race_remover() {
+	local n=0 nd XIW_TMP=$XIW_TMP/remover
+	local -a gone
+	mkdir -p "$XIW_TMP"
+	while [ ! -e "$1" ]; do
+		xiw_sleep "$((1 + RANDOM % 3)).$((RANDOM % 10))"
+		[ ! -e "$1" ] || break
+		case $((RANDOM % 3)) in
+		0) gone=("xrd0 xra") ;;
+		1) gone=("xrd1 xrb") ;;
+		*) gone=("xrd0 xra" "xrd1 xrb") ;;
+		esac
+		for nd in "${gone[@]}"; do
+			xrun ip -n "$NSR" link del "${nd% *}"
+		done
+		for nd in "${gone[@]}"; do
+			wait_for 60 ibdev_gone "${nd#* }"
+		done
+		race_devs_up
+		echo $((++n)) >"$2"
+	done
+}
+
+# t_race SECONDS: the race for SECONDS; at least one netdev removal per
+# 15 s of it.
+t_race() {
+	local secs=$1 rc=0 rounds=0 leaks= check_leaks=0 rem_pid
+	need_tool CM_TEST xiw-cm-test
+	need_module dummy || skip "no dummy module"
+	setup_ns NSR
+	race_devs_up
+	record rdma xra
+	record rdma xrb
+	kmemleak_mark && check_leaks=1
+	echo 0 >"$XIW_TMP/race.count"
+	rm -f "$XIW_TMP/race.stop"
+	bg_run rem_pid race_remover "$XIW_TMP/race.stop" "$XIW_TMP/race.count" \
+		>"$XIW_TMP/remover.log" 2>&1
+	xrun timeout -k 10 $((secs + 120)) ip netns exec "$NSR" "$CM_TEST" -s $RA -c $RB \
+		-p $RACE_PORT --race "$secs" --conns 8 || rc=$?
+	: >"$XIW_TMP/race.stop"
+	if ! bg_wait "$rem_pid"; then
+		quote_file "$XIW_TMP/remover.log"
+		fail "the netdev remover failed"
+	fi
+	rounds=$(<"$XIW_TMP/race.count")
+	diag "$rounds netdev removal rounds"
+	((rc == 0)) || fail "xiw-cm-test --race failed (exit $rc)"
+	((rounds >= secs / 15)) || fail "only $rounds netdev removals in $secs s"
+	race_devs_up
+	wait_for "$WAIT_TIMEOUT" no_qps xra xrb || fail "QPs left behind"
+	((check_leaks)) || return 0
+	xiw_del xra
+	xiw_del xrb
+	kmemleak_new leaks
+	[ -z "$leaks" ] || fail "kmemleak after the race: $(head -n 40 <<<"$leaks")"
+	diag "kmemleak: nothing new"
+}
+
+# The race's length: RACE_SMOKE seconds in make check (debug kernel), the
+# 5 minutes of RACE_SECS in make check-full (see ./tiers).
+RACE_SMOKE=${XIW_RACE_SMOKE:-40}
+RACE_SECS=${XIW_RACE_SECS:-300}
+
 ktap_header
-ktap_plan 8
+ktap_plan 10
 run_case "netem loss, reordering, delay: 16 connections, every octet checked" t_netem
 run_case "TCP resets into 64 streaming connections" t_rst
 run_case "client killed with 64 streaming connections" t_kill
@@ -236,4 +332,6 @@ run_case "netdev unregister with 64 streaming connections" t_netdev_del
 run_case "rmmod xiw with 64 streaming connections" t_rmmod
 run_case "failslab while 64 connections set up and stream" t_failslab
 run_case "load: $LOAD_CONNS connections from 8 processes stream 60 s, verified" t_load
+run_case "race smoke: TERMINATE, destroy_qp and netdev removal for ${RACE_SMOKE}s" t_race "$RACE_SMOKE"
+run_case "race: TERMINATE, destroy_qp and netdev removal for ${RACE_SECS}s" t_race "$RACE_SECS"
 ktap_finish

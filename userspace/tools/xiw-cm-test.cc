@@ -16,6 +16,10 @@
 //     path's start racing destroy_qp): both ends hear of the end of the
 //     connection, and the long-lived one goes on.
 //
+// With --race SECONDS it runs the race of xiw_cm_race.cc instead: QPs
+// destroyed while their TERMINATEs go out and while the devices under them
+// are removed.
+//
 // Each error case checks the completions, the affiliated asynchronous
 // event on both ends and the QP state; the TERMINATE triplets on the wire
 // are in the kernel log, which tests/selftests/xiw_cm_errors.sh checks.
@@ -33,6 +37,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -45,6 +50,7 @@
 #include <vector>
 
 #include "xiw_cli.h"
+#include "xiw_cm_race.h"
 #include "xiw_ktap.h"
 #include "xiw_verbs_util.h"
 
@@ -387,13 +393,17 @@ void error_case(Case &c, Conn &keep, const char *what,
 
 const xiw::cli::Usage kUsage = {
 	"xiw-cm-test",
-	"usage: xiw-cm-test -s SERVER_IP -c CLIENT_IP [-p PORT]\n",
+	"usage: xiw-cm-test -s SERVER_IP -c CLIENT_IP [-p PORT]\n"
+	"       xiw-cm-test -s SERVER_IP -c CLIENT_IP [-p PORT] --race SECONDS [--conns N]\n"
+	"                   [--seed N]\n",
 	"NAME\n"
 	"    xiw-cm-test - connected QPs through librdmacm: data and deliberate\n"
 	"    errors\n"
 	"\n"
 	"SYNOPSIS\n"
 	"    xiw-cm-test -s SERVER_IP -c CLIENT_IP [-p PORT]\n"
+	"    xiw-cm-test -s SERVER_IP -c CLIENT_IP [-p PORT] --race SECONDS [--conns N]\n"
+	"                [--seed N]\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    Both ends of each connection live in this process: the server on\n"
@@ -408,10 +418,25 @@ const xiw::cli::Usage kUsage = {
 	"    asynchronous events on both ends and the QP states are checked.\n"
 	"    Output is KTAP.\n"
 	"\n"
+	"    --race runs one case instead: for SECONDS, N client connections at\n"
+	"    a time come up; at random a client provokes a TERMINATE (a Write\n"
+	"    to a bad STag, a Send with no receive posted), and the server end,\n"
+	"    sometimes the client too, is destroyed 0-2 ms (one in four: up to\n"
+	"    50 ms) after it came up or right after the accept.  Whatever\n"
+	"    removes the devices meanwhile (the caller) is survived: every id\n"
+	"    that gets DEVICE_REMOVAL is destroyed and the listener comes back\n"
+	"    with its device.  It fails if a destroy call fails, or no\n"
+	"    connection came up, no TERMINATE was provoked or no server end was\n"
+	"    destroyed on its timer; it prints what it did.\n"
+	"\n"
 	"OPTIONS\n"
 	"    -s SERVER_IP  the server's address (IPv4 or IPv6 literal)\n"
 	"    -c CLIENT_IP  the client's address\n"
 	"    -p PORT       the server's port, 1..65535 (default 7471)\n"
+	"    --race SECONDS  run the race for SECONDS (1..86400)\n"
+	"    --conns N     client connections in flight in the race, 1..256\n"
+	"                  (default 8)\n"
+	"    --seed N      the race's random seed (default: from the clock)\n"
 	"    -h, --help    this text\n"
 	"\n"
 	"EXIT STATUS\n"
@@ -422,17 +447,34 @@ const xiw::cli::Usage kUsage = {
 
 int main(int argc, char **argv)
 {
+	enum { OPT_RACE = 256, OPT_CONNS, OPT_SEED };
 	static const option longopts[] = {
 		{ "help", no_argument, nullptr, 'h' },
+		{ "race", required_argument, nullptr, OPT_RACE },
+		{ "conns", required_argument, nullptr, OPT_CONNS },
+		{ "seed", required_argument, nullptr, OPT_SEED },
 		{ nullptr, 0, nullptr, 0 },
 	};
 	const char *srv_ip = nullptr, *cli_ip = nullptr;
 	uint16_t port = 7471;
+	xiw::cm_race::Options race = {};
+	bool have_seed = false;
+	race.conns = 8;
 	for (int opt; (opt = getopt_long(argc, argv, "s:c:p:h", longopts, nullptr)) != -1;) {
 		switch (opt) {
 		case 's': srv_ip = optarg; break;
 		case 'c': cli_ip = optarg; break;
 		case 'p': port = uint16_t(xiw::cli::uint_opt(kUsage, "-p", optarg, 1, 65535)); break;
+		case OPT_RACE:
+			race.seconds = xiw::cli::secs_opt(kUsage, "--race", optarg, 1, 86400);
+			break;
+		case OPT_CONNS:
+			race.conns = unsigned(xiw::cli::uint_opt(kUsage, "--conns", optarg, 1, 256));
+			break;
+		case OPT_SEED:
+			race.seed = xiw::cli::uint_opt(kUsage, "--seed", optarg, 0, UINT64_MAX);
+			have_seed = true;
+			break;
 		case 'h': xiw::cli::help(kUsage);
 		default: xiw::cli::usage_error(kUsage, "");
 		}
@@ -444,6 +486,14 @@ int main(int argc, char **argv)
 	g_srv = parse_addr(srv_ip, port);
 	g_cli = parse_addr(cli_ip, 0);
 	std::setvbuf(stdout, nullptr, _IOLBF, 0);
+
+	if (race.seconds > 0) {
+		race.srv = g_srv;
+		race.cli = g_cli;
+		if (!have_seed)
+			race.seed = uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
+		return xiw::cm_race::run(race);
+	}
 
 	std::printf("KTAP version 1\n1..9\n");
 	if (!g_ev.open() || !(g_listen = g_ev.create_id()) ||
