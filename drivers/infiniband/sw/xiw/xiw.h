@@ -419,8 +419,11 @@ enum xiw_qp_state {
  *	(active SQE, ORQ, IRQ, partially received RQE) with WR_FLUSH_ERR via
  *	xiw_sqe_complete()/xiw_rqe_complete().  Called on entering ERROR,
  *	before the rings are flushed, so that completion order is kept.
- * @detach: the QP is being destroyed: drop every reference to it.  Called
- *	in process context; may sleep.
+ * @detach: the QP is being destroyed.  destroy_qp has moved it to ERROR
+ *	and withdrawn @tctx in one @state_lock section, so no hook finds the
+ *	transport any more; @tctx is what xiw_qp_connect() published.  Close
+ *	the connection, wait for the hooks that found it before, and free it.
+ *	Called in process context; may sleep.
  */
 struct xiw_qp_transport_ops {
 	void (*sq_kick)(struct xiw_qp *qp);
@@ -428,7 +431,7 @@ struct xiw_qp_transport_ops {
 	void (*state_change)(struct xiw_qp *qp, enum xiw_qp_state old,
 			     enum xiw_qp_state new);
 	void (*flush)(struct xiw_qp *qp);
-	void (*detach)(struct xiw_qp *qp);
+	void (*detach)(struct xiw_qp *qp, void *tctx);
 };
 
 /**
@@ -439,17 +442,17 @@ struct xiw_qp_transport_ops {
  *	verbs owner holds the initial one, dropped in destroy_qp, which then
  *	waits for @released
  * @released: completed when @ref drops to zero
- * @state_lock: guards @state, @tops and the setting of @tctx; irqsave,
- *	any context; never held while calling a hook or taking
- *	@sq_lock/@rq_lock
+ * @state_lock: guards @state, @tops and the publication and withdrawal of
+ *	@tctx; irqsave, any context; never held while calling a hook or
+ *	taking @sq_lock/@rq_lock
  * @state: current enum xiw_qp_state; written under @state_lock, read with
  *	READ_ONCE() by post paths (see xiw_post_send())
  * @ib_idle_state: IB_QPS_RESET, _INIT or _RTR: which verbs state IDLE was
  *	last entered as, for query_qp (under @state_lock)
  * @tops: transport hooks, NULL until connected
- * @tctx: transport private data; published under @state_lock by
- *	xiw_qp_connect(), looked up by the hooks under rcu_read_lock() (the
- *	transport takes a reference there), withdrawn by @tops->detach
+ * @tctx: transport private data; published by xiw_qp_connect() and
+ *	withdrawn by destroy_qp, both under @state_lock; looked up by the
+ *	hooks under rcu_read_lock() (the transport takes a reference there)
  * @scq: send CQ
  * @rcq: receive CQ
  * @srq: SRQ the receives come from, or NULL

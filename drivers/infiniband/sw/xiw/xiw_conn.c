@@ -469,26 +469,29 @@ static void xiw_conn_free(struct xiw_conn *conn)
 	kfree_rcu(conn, rcu);
 }
 
-static void xiw_conn_detach(struct xiw_qp *qp)
+/*
+ * destroy_qp has withdrawn the connection from @qp (xiw_destroy_qp()):
+ * close it as the QP's move to ERROR would have -- in order after a
+ * TERMINATE went out or came in whole, with a reset otherwise, unless a
+ * close was requested already (the first request decides: a graceful
+ * disconnect keeps its FIN) -- and free it.
+ */
+static void xiw_conn_detach(struct xiw_qp *qp, void *tctx)
 {
-	/* destroy_qp, once: the only one to withdraw the pointer. */
-	struct xiw_conn *conn = rcu_dereference_protected(qp->tctx, true);
+	struct xiw_conn *conn = tctx;
 
 	might_sleep();
-	if (!conn)
-		return;
-	xiw_conn_schedule_close(conn, true);
+	xiw_conn_schedule_close(conn, !xiw_conn_term_done(conn));
 	flush_work(&conn->close_work);
 	/*
-	 * Others that hold a QP reference may still call in (see
-	 * xiw_conn_from_qp()).  Those that found the connection finish
-	 * before it goes; teardown has set every flag that keeps them from
-	 * queueing work on it.  So does xiw_conn_start(), which holds its
-	 * own reference to its end: a destroy_qp that came after the QP
-	 * entered RTS but before the start took the socket's callbacks left
-	 * the close to it, and it may have queued close_work only now.
+	 * Hooks that found the connection before destroy_qp withdrew it may
+	 * still run (see xiw_conn_from_qp()); they finish before it goes,
+	 * and teardown has set every flag that keeps them from queueing
+	 * work on it.  So does xiw_conn_start(), which holds its own
+	 * reference to its end: a destroy_qp that came after the QP entered
+	 * RTS but before the start took the socket's callbacks left the
+	 * close to it, and it may have queued close_work only now.
 	 */
-	RCU_INIT_POINTER(qp->tctx, NULL);
 	xiw_conn_put_user(conn);
 	wait_for_completion(&conn->users_gone);
 	flush_work(&conn->close_work);

@@ -960,23 +960,26 @@ int xiw_destroy_qp(struct ib_qp *base_qp, struct ib_udata *udata)
 	struct xiw_qp *qp = to_xiw_qp(base_qp);
 	struct xiw_device *xdev = qp->xdev;
 	const struct xiw_qp_transport_ops *tops;
-	enum xiw_qp_state old;
 	unsigned long flags;
+	void *tctx;
 
 	might_sleep();
 	xa_erase_irq(&xdev->qp_xa, xiw_qp_id(qp));
 
+	/*
+	 * ERROR and the withdrawal of the transport in one step, under the
+	 * lock that published it: no hook finds the transport after this,
+	 * and detach, which decides how the connection ends, is told rather
+	 * than a state_change hook.
+	 */
 	spin_lock_irqsave(&qp->state_lock, flags);
-	old = qp->state;
 	WRITE_ONCE(qp->state, XIW_QP_ERROR);
 	tops = qp->tops;
+	tctx = rcu_replace_pointer(qp->tctx, NULL,
+				   lockdep_is_held(&qp->state_lock));
 	spin_unlock_irqrestore(&qp->state_lock, flags);
-	if (tops) {
-		if (old != XIW_QP_ERROR && tops->state_change)
-			tops->state_change(qp, old, XIW_QP_ERROR);
-		if (tops->detach)
-			tops->detach(qp);
-	}
+	if (tctx && tops->detach)
+		tops->detach(qp, tctx);
 
 	xiw_qp_put(qp);
 	wait_for_completion(&qp->released);
@@ -988,6 +991,7 @@ int xiw_destroy_qp(struct ib_qp *base_qp, struct ib_udata *udata)
 	atomic_dec(&xdev->num_qp);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(xiw_destroy_qp);
 
 static int xiw_ib_to_qp_state(enum ib_qp_state ib, enum xiw_qp_state *state)
 {

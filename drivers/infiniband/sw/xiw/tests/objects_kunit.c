@@ -8,6 +8,7 @@
  */
 #include <kunit/test.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
@@ -196,6 +197,10 @@ struct xiw_kqp {
 	int changes;
 	enum xiw_qp_state last_old;
 	enum xiw_qp_state last_new;
+	int detaches;
+	void *detached;			/* what detach was handed */
+	void *detach_saw_tctx;		/* @tctx as published during detach */
+	enum xiw_qp_state detach_saw_state;
 };
 
 static struct xiw_kqp *xiw_kqp_of(struct xiw_qp *qp)
@@ -226,10 +231,21 @@ static void xiw_fake_flush(struct xiw_qp *qp)
 	k->flush_seen_cqes = k->scq->cq.cq_put;
 }
 
+static void xiw_fake_detach(struct xiw_qp *qp, void *tctx)
+{
+	struct xiw_kqp *k = xiw_kqp_of(qp);
+
+	k->detaches++;
+	k->detached = tctx;
+	k->detach_saw_tctx = rcu_access_pointer(qp->tctx);
+	k->detach_saw_state = READ_ONCE(qp->state);
+}
+
 static const struct xiw_qp_transport_ops xiw_fake_tops = {
 	.sq_kick = xiw_fake_sq_kick,
 	.state_change = xiw_fake_state_change,
 	.flush = xiw_fake_flush,
+	.detach = xiw_fake_detach,
 };
 
 #define XIW_KQP_DEPTH	4
@@ -444,11 +460,69 @@ static void xiw_qp_error_with_full_cq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, k->qp.sq_put, k->qp.sq_get);
 }
 
+/*
+ * destroy_qp of @k's QP (@connect: with the fake transport attached)
+ * through xiw_destroy_qp(), on a device that has only the QP number map.
+ */
+static void xiw_kqp_destroy(struct kunit *test, struct xiw_kqp *k, bool connect)
+{
+	struct xiw_device *xdev = kunit_kzalloc(test, sizeof(*xdev), GFP_KERNEL);
+	u32 qpn;
+
+	KUNIT_ASSERT_NOT_NULL(test, xdev);
+	xa_init_flags(&xdev->qp_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	KUNIT_ASSERT_EQ(test, 0, xa_alloc_irq(&xdev->qp_xa, &qpn, &k->qp,
+					      xa_limit_32b, GFP_KERNEL));
+	k->qp.base_qp.qp_num = qpn;
+	k->qp.xdev = xdev;
+	atomic_set(&xdev->num_qp, 1);
+	kref_init(&k->qp.ref);
+	init_completion(&k->qp.released);
+	/* destroy_qp frees a kernel QP's rings with vfree(). */
+	k->qp.sendq = vzalloc(XIW_KQP_DEPTH * sizeof(struct xiw_ksqe));
+	k->qp.recvq = vzalloc(XIW_KQP_DEPTH * sizeof(struct xiw_krqe));
+	KUNIT_ASSERT_NOT_NULL(test, k->qp.sendq);
+	KUNIT_ASSERT_NOT_NULL(test, k->qp.recvq);
+	if (connect)
+		KUNIT_ASSERT_EQ(test, 0, xiw_qp_connect(&k->qp, &xiw_fake_tops, k, 4, 4));
+	k->changes = 0;
+
+	KUNIT_EXPECT_EQ(test, 0, xiw_destroy_qp(&k->qp.base_qp, NULL));
+	KUNIT_EXPECT_NULL(test, xa_load(&xdev->qp_xa, qpn));
+	KUNIT_EXPECT_EQ(test, 0, atomic_read(&xdev->num_qp));
+	xa_destroy(&xdev->qp_xa);
+}
+
+/*
+ * destroy_qp withdraws the transport in the section that moves the QP to
+ * ERROR and hands it to detach: detach finds the QP in ERROR with nothing
+ * published, and no state_change hook runs for the move.
+ */
+static void xiw_qp_destroy_withdraws_the_transport(struct kunit *test)
+{
+	struct xiw_kqp *k = xiw_kqp_new(test);
+
+	xiw_kqp_destroy(test, k, true);
+	KUNIT_EXPECT_EQ(test, 1, k->detaches);
+	KUNIT_EXPECT_PTR_EQ(test, (void *)k, k->detached);
+	KUNIT_EXPECT_NULL(test, k->detach_saw_tctx);
+	KUNIT_EXPECT_EQ(test, (int)XIW_QP_ERROR, (int)k->detach_saw_state);
+	KUNIT_EXPECT_EQ(test, 0, k->changes);
+	KUNIT_EXPECT_NULL(test, rcu_access_pointer(k->qp.tctx));
+
+	/* Never connected: nothing to detach. */
+	k = xiw_kqp_new(test);
+	xiw_kqp_destroy(test, k, false);
+	KUNIT_EXPECT_EQ(test, 0, k->detaches);
+	KUNIT_EXPECT_EQ(test, 0, k->changes);
+}
+
 static struct kunit_case xiw_qp_state_cases[] = {
 	KUNIT_CASE(xiw_qp_every_transition),
 	KUNIT_CASE(xiw_qp_rts_needs_a_transport),
 	KUNIT_CASE(xiw_qp_error_flushes_in_order),
 	KUNIT_CASE(xiw_qp_error_with_full_cq),
+	KUNIT_CASE(xiw_qp_destroy_withdraws_the_transport),
 	{}
 };
 
