@@ -294,6 +294,33 @@ static void xiw_conn_term_work(struct work_struct *work)
 }
 
 /*
+ * The connection of @qp for a hook that holds a QP reference (iw_cm moving
+ * the QP to ERROR on its close event, the CM telling us the TCP
+ * connection went down, a restrack dump, a post_send or kernel post_recv),
+ * with a reference of its own, or NULL once destroy_qp has withdrawn it.
+ * Put with xiw_conn_put_user().  Detach waits for these references, which
+ * are held for the length of one hook, not for a grace period: destroying
+ * many QPs one after the other does not pay one each.
+ */
+static struct xiw_conn *xiw_conn_from_qp(struct xiw_qp *qp)
+{
+	struct xiw_conn *conn;
+
+	rcu_read_lock();
+	conn = rcu_dereference(qp->tctx);
+	if (conn && !refcount_inc_not_zero(&conn->users))
+		conn = NULL;
+	rcu_read_unlock();
+	return conn;
+}
+
+static void xiw_conn_put_user(struct xiw_conn *conn)
+{
+	if (refcount_dec_and_test(&conn->users))
+		complete(&conn->users_gone);
+}
+
+/*
  * Kick the transmit engine on a CPU other than the caller's: the worker
  * then frames and sends while the caller goes on posting.  The worker
  * moves there for good: its own re-kicks (budget spent, socket writable
@@ -334,13 +361,11 @@ static void xiw_conn_kick_tx_beside(struct xiw_conn *conn)
 static void xiw_conn_sq_kick(struct xiw_qp *qp)
 {
 	/*
-	 * The verbs call that rings excludes destroy_qp: uverbs holds the
-	 * QP's object for it, and a kernel consumer does not post to a QP
-	 * it destroys.  The kick on entering RTS (xiw_qp_connect()) comes
-	 * from xiw_conn_start(), whose reference detach waits for.  The
-	 * engine may run right here, so no RCU section.
+	 * A users reference, not an RCU section: the engine may run right
+	 * here and sleep.  Detach waits for it, so whatever this kick queues
+	 * is queued before teardown's last cancel of the engine.
 	 */
-	struct xiw_conn *conn = rcu_dereference_protected(qp->tctx, true);
+	struct xiw_conn *conn = xiw_conn_from_qp(qp);
 
 	if (!conn)
 		return;
@@ -348,42 +373,17 @@ static void xiw_conn_sq_kick(struct xiw_qp *qp)
 	    !test_bit(XIW_CONN_TX_DEAD, &conn->flags)) {
 		if (xiw_sqe_next_unsignalled(qp)) {
 			xiw_conn_kick_tx_beside(conn);
-			return;
+			goto out;
 		}
 		if (mutex_trylock(&conn->tx_mutex)) {
 			xiw_qp_tx_run(conn);
 			mutex_unlock(&conn->tx_mutex);
-			return;
+			goto out;
 		}
 	}
 	xiw_conn_kick_tx(conn);
-}
-
-/*
- * The connection of @qp for a hook that holds a QP reference (iw_cm moving
- * the QP to ERROR on its close event, the CM telling us the TCP
- * connection went down, a restrack dump, a kernel post_recv), with a
- * reference of its own, or NULL once detach has withdrawn it.  Put with
- * xiw_conn_put_user().  Detach waits for these references, which are held
- * for the length of one hook, not for a grace period: destroying many
- * QPs one after the other does not pay one each.
- */
-static struct xiw_conn *xiw_conn_from_qp(struct xiw_qp *qp)
-{
-	struct xiw_conn *conn;
-
-	rcu_read_lock();
-	conn = rcu_dereference(qp->tctx);
-	if (conn && !refcount_inc_not_zero(&conn->users))
-		conn = NULL;
-	rcu_read_unlock();
-	return conn;
-}
-
-static void xiw_conn_put_user(struct xiw_conn *conn)
-{
-	if (refcount_dec_and_test(&conn->users))
-		complete(&conn->users_gone);
+out:
+	xiw_conn_put_user(conn);
 }
 
 /* A TERMINATE went out, or came in, whole: the stream may end in a FIN. */
@@ -454,8 +454,9 @@ static void xiw_conn_free(struct xiw_conn *conn)
 	 * A kick that tested TX_DEAD before teardown set it may queue the
 	 * engine after teardown's cancel: a doorbell beside the engine
 	 * (xiw_conn_kick_tx_beside()), a late zero-copy reap.  Every such
-	 * source is gone now (the QP is being destroyed, the ordered queue
-	 * is detached): what they queued runs out here, not on freed memory.
+	 * source is gone now (detach waited for the doorbell's users
+	 * reference, the ordered queue is detached): what they queued runs
+	 * out here, not on freed memory.
 	 */
 	cancel_work_sync(&conn->tx_work);
 	cancel_delayed_work_sync(&conn->rnr_work);
