@@ -438,7 +438,7 @@ struct xiw_qp_transport_ops {
  * struct xiw_qp - RC queue pair
  * @base_qp: the ib_core QP; must stay first
  * @xdev: owning device
- * @ref: references of the data path and the CM (xiw_qp_get/put); the
+ * @ref: references of the CM and of lookups (xiw_qp_get/put); the
  *	verbs owner holds the initial one, dropped in destroy_qp, which then
  *	waits for @released
  * @released: completed when @ref drops to zero

@@ -142,7 +142,8 @@ static void xiw_conn_write_space(struct sock *sk)
 
 /*
  * Teardown: stop both engines, give the socket back to the CM, settle the
- * QP state.  Runs once per connection.
+ * QP state.  Runs once per connection.  The QP needs no reference of ours:
+ * destroy_qp lets it go only after detach has flushed this work.
  */
 static void xiw_conn_close_work(struct work_struct *work)
 {
@@ -191,7 +192,6 @@ static void xiw_conn_close_work(struct work_struct *work)
 	/* After a graceful close, whatever is still queued is flushed. */
 	if (READ_ONCE(qp->state) == XIW_QP_CLOSING)
 		xiw_qp_modify(qp, XIW_QP_ERROR);
-	xiw_qp_put(qp);
 }
 
 /* Queue close_work, once: the request and the start race to do it. */
@@ -199,7 +199,6 @@ static void xiw_conn_queue_close(struct xiw_conn *conn)
 {
 	if (test_and_set_bit(XIW_CONN_CLOSE_WORK, &conn->flags))
 		return;
-	xiw_qp_get(conn->qp);
 	queue_work(xiw_close_wq, &conn->close_work);
 }
 
