@@ -353,16 +353,13 @@ static void xiw_cep_cancel_timer(struct xiw_cep *cep)
 /* ---------------------------------------------------------------------- */
 
 /*
- * Callbacks run with sk_callback_lock read-held; sk_user_data is the
- * endpoint's struct xiw_sk_user.
+ * The endpoint of a socket: sk_user_data is its struct xiw_sk_user.  The
+ * callbacks run with sk_callback_lock read-held (see xiw_sk_user()).
  */
 static struct xiw_cep *xiw_sk_cep(struct sock *sk)
 {
-	struct xiw_sk_user *sku;
+	struct xiw_sk_user *sku = xiw_sk_user(sk);
 
-	rcu_read_lock();
-	sku = rcu_dereference_sk_user_data(sk);
-	rcu_read_unlock();
 	return sku ? container_of(sku, struct xiw_cep, sku) : NULL;
 }
 
@@ -451,7 +448,7 @@ static void xiw_cep_sock_attach(struct xiw_cep *cep, struct socket *sock,
 						     SK_USER_DATA_NOCOPY);
 		sk->sk_data_ready = xiw_cm_listen_data_ready;
 	} else {
-		/* Plain pointer: the data path reads it as it is. */
+		/* No flag: a connected socket has no children to hide it from. */
 		rcu_assign_sk_user_data(sk, &cep->sku);
 		sk->sk_data_ready = xiw_cm_data_ready;
 		sk->sk_state_change = xiw_cm_state_change;

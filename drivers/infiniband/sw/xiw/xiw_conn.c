@@ -42,7 +42,7 @@ void xiw_conn_kick_tx(struct xiw_conn *conn)
 /* Find the connection of a socket; caller holds sk_callback_lock. */
 static struct xiw_conn *xiw_sk_conn(struct sock *sk)
 {
-	struct xiw_sk_user *sku = sk->sk_user_data;
+	struct xiw_sk_user *sku = xiw_sk_user(sk);
 
 	return sku ? sku->conn : NULL;
 }
@@ -670,7 +670,7 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 
 	/* From here on the data path owns data_ready and write_space. */
 	write_lock_bh(&sk->sk_callback_lock);
-	sku = sk->sk_user_data;
+	sku = xiw_sk_user(sk);
 	conn->sku = sku;
 	conn->saved_data_ready = sk->sk_data_ready;
 	conn->saved_write_space = sk->sk_write_space;

@@ -31,6 +31,7 @@
 
 #include <linux/net.h>
 #include <linux/types.h>
+#include <net/sock.h>
 
 #include "xiw.h"
 #include "xiw_proto.h"
@@ -45,6 +46,18 @@ struct xiw_conn;
 struct xiw_sk_user {
 	struct xiw_conn *conn;
 };
+
+/*
+ * The struct xiw_sk_user of @sk, or NULL.  The caller holds
+ * sk->sk_callback_lock, either side (lockdep checks it): the CM attaches
+ * and detaches it, and the data path sets its @conn, under the write side;
+ * the socket callbacks read it under the read side.  The flag bits of a
+ * listener's pointer (SK_USER_DATA_NOCOPY) are masked off.
+ */
+static inline struct xiw_sk_user *xiw_sk_user(const struct sock *sk)
+{
+	return __locked_read_sk_user_data_with_flags(sk, 0);
+}
 
 /**
  * struct xiw_conn_cm_ops - hooks the CM gives the data path
