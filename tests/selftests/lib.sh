@@ -26,9 +26,10 @@
 # Leaks:     kmemleak_mark remembers what kmemleak reports so far;
 #            kmemleak_new VAR scans and puts what it finds new into VAR.
 # Objects:   add_dummy, add_veth, setup_ns, xiw_ns_pair, xiw_ns_veth,
-#            xiw_add (xiw_on_dummies) record what they create (record KIND
-#            NAME for the rest: rdma, netdev, netns, dir for rmdir, mount
-#            for umount); cleanup (also the EXIT trap) deletes it.
+#            xiw_add (xiw_on_dummies), local_wire record what they create
+#            (record KIND NAME for the rest: rdma, netdev, netns, dir for
+#            rmdir, mount for umount); cleanup (also the EXIT trap) deletes
+#            it.
 #            need_module loads a module only if it is missing and unloads
 #            only those (and what came with them) at exit; need_unload MOD
 #            skips a case that would unload a module the test did not load
@@ -625,6 +626,49 @@ xiw_ns_veth() {
 	wait_for "$WAIT_TIMEOUT" ibdev_exists "$4"
 }
 
+# local_wire IFA ADDRA IFB ADDRB: a veth pair IFA/IFB in this namespace,
+# IPv4 ADDRA/32 on IFA and ADDRB/32 on IFB, and policy routing that sends
+# the traffic between the two addresses across the pair instead of the
+# loopback path: what this namespace sends to ADDRB leaves through IFA
+# with source ADDRA, and the reverse.  For the in-kernel ULPs whose RDMA
+# CM IDs live in the initial namespace (iSER, SMB Direct, NVMe-oF, NFS)
+# and that cannot pick a source address: with both ends in one namespace
+# the route to a local address is the loopback, and RDMA CM would put
+# the initiator on the target's own device.  The local table's rule moves
+# from preference 0 to 1000, behind the two rules (60 and 61, only for
+# locally sent packets: iif lo) and their tables (60, 61); arriving
+# packets still find their address in the local table, which the two
+# ends accept from a local source (accept_local, no reverse-path filter).
+# Neighbours are static.  Everything is recorded: cleanup puts the local
+# rule back first, then deletes the two rules and the pair.
+local_wire() {
+	local _lw_f _lw_ma _lw_mb
+	add_veth "$1" "$3" || return 1
+	read -r _lw_ma <"/sys/class/net/$1/address"
+	read -r _lw_mb <"/sys/class/net/$3/address"
+	for _lw_f in "$1" "$3"; do
+		echo 1 >"/proc/sys/net/ipv4/conf/$_lw_f/accept_local"
+		echo 0 >"/proc/sys/net/ipv4/conf/$_lw_f/rp_filter"
+	done
+	set_knob /proc/sys/net/ipv4/conf/all/rp_filter 0 || return 1
+	ip_batch -- "addr add $2/32 dev $1" "addr add $4/32 dev $3" \
+		"neigh replace $4 lladdr $_lw_mb dev $1 nud permanent" \
+		"neigh replace $2 lladdr $_lw_ma dev $3 nud permanent" \
+		"route add $4/32 dev $1 src $2 table 60" \
+		"route add $2/32 dev $3 src $4 table 61" || return 1
+	ip_batch -- "rule add pref 60 iif lo to $4/32 lookup 60" \
+		"rule add pref 61 iif lo to $2/32 lookup 61" || return 1
+	record rule 60
+	record rule 61
+	if [ -n "$(ip rule show pref 0)" ]; then
+		ip_batch -- "rule add pref 1000 lookup local" "rule del pref 0 lookup local" ||
+			return 1
+		record localrule 1000
+	fi
+	xrun ip route get "$4"
+	xrun ip route get "$2"
+}
+
 # capture_start NS IF FILE: dumpcap on IF in namespace NS into FILE
 # (classic pcap, whole packets, TCP only), in the background as CAP_PID
 # (recorded: stop_bg ends a capture a failed case leaves behind).
@@ -667,6 +711,14 @@ cleanup() {
 			;;
 		netdev)
 			netdev_exists "$name" && xrun ip link del "$name"
+			;;
+		localrule)
+			# local_wire moved the local table's rule to $name.
+			[ -n "$(ip rule show pref 0)" ] || xrun ip rule add pref 0 lookup local
+			xrun ip rule del pref "$name" lookup local
+			;;
+		rule)
+			xrun ip rule del pref "$name"
 			;;
 		netns)
 			pids=$(ip netns pids "$name" 2>/dev/null)
