@@ -42,6 +42,10 @@
 #            stops them.  cleanup stops whatever a case left running when
 #            it ends, before its objects go: scripts set no trap for it.
 # Sockets:   listening PORT [NETNS], not_listening PORT [NETNS].
+# Storage:   nvmet_rdma_up/down, nvme_ns_dev, nvme_ctrl_gone (NVMe-oF);
+#            iser_target_up/down, iscsid_up, iser_login/logout/forget,
+#            iser_disk, iser_session (iSER); ksmbd_up/down,
+#            smb_rdma_mount (SMB Direct); connected_ids DEV IDS.
 #
 # On a machine of its own (a test guest) nothing more is needed.  On a
 # host that also runs other things the tests leave alone what they did not
@@ -667,6 +671,281 @@ local_wire() {
 	fi
 	xrun ip route get "$4"
 	xrun ip route get "$2"
+}
+
+# connected_ids DEV IDS: how many RDMA CM IDs on device DEV are connected
+# in IDS, the output of `rdma resource show cm_id`.
+connected_ids() {
+	grep -E "(dev|link) $1[ /]" <<<"$2" | grep -c 'state CONNECT' || true
+}
+
+# The storage ULPs, configured through configfs as nvmetcli and targetcli
+# do it (one write per setting, nothing saved): nvmet-rdma and LIO's
+# ib_isert serve, nvme-rdma and open-iscsi's ib_iser connect.  Every RDMA
+# CM ID of theirs is made in the initial network namespace, so both ends
+# live there.  A case tears down what it made in an EXIT trap of its own,
+# in order (initiator, then target, then devices), before cleanup runs.
+XIW_CONFIGFS=/sys/kernel/config
+
+# nvmet_rdma_up NQN PORTID ADDR PORT PATH [buffered]: an NVMe-oF subsystem
+# NQN that any host may use, namespace 1 on PATH (a block device or a
+# file; "buffered": through the page cache, for a file on tmpfs, which
+# has no O_DIRECT before 6.6), exported on RDMA port PORTID at ADDR:PORT.
+nvmet_rdma_up() {
+	local s=$XIW_CONFIGFS/nvmet/subsystems/$1 p=$XIW_CONFIGFS/nvmet/ports/$2
+	xrun mkdir "$s" || return 1
+	echo 1 >"$s/attr_allow_any_host"
+	xrun mkdir "$s/namespaces/1" || return 1
+	echo "$5" >"$s/namespaces/1/device_path"
+	[ "${6:-}" != buffered ] || echo 1 >"$s/namespaces/1/buffered_io"
+	echo 1 >"$s/namespaces/1/enable"
+	xrun mkdir "$p" || return 1
+	echo rdma >"$p/addr_trtype"
+	echo ipv4 >"$p/addr_adrfam"
+	echo "$3" >"$p/addr_traddr"
+	echo "$4" >"$p/addr_trsvcid"
+	xrun ln -s "$s" "$p/subsystems/$1"
+}
+
+# nvmet_rdma_down NQN PORTID: remove what nvmet_rdma_up made (what is
+# there of it).
+nvmet_rdma_down() {
+	local s=$XIW_CONFIGFS/nvmet/subsystems/$1 p=$XIW_CONFIGFS/nvmet/ports/$2
+	[ -L "$p/subsystems/$1" ] && rm -f "$p/subsystems/$1"
+	[ -d "$p" ] && rmdir "$p"
+	if [ -d "$s/namespaces/1" ]; then
+		echo 0 >"$s/namespaces/1/enable"
+		rmdir "$s/namespaces/1"
+	fi
+	[ -d "$s" ] && rmdir "$s"
+	return 0
+}
+
+# nvme_ns_dev NQN: the block device (name) of NQN's namespace on this host:
+# the multipath head (nvmeXnY) when NVMe multipath is built in, else the
+# controller's own namespace (also nvmeXnY); never the hidden nvmeXcYnZ
+# path devices.  Block device names follow scan order, not the NQN.
+nvme_ns_dev() {
+	local b s
+	for b in /sys/block/nvme*n*; do
+		[[ ${b##*/} =~ ^nvme[0-9]+n[0-9]+$ ]] || continue
+		read -r s 2>/dev/null <"$b/device/subsysnqn" || continue
+		[ "$s" = "$1" ] || continue
+		echo "${b##*/}"
+		return 0
+	done
+	return 1
+}
+
+# nvme_ctrl_gone NQN: no controller of this host is connected to NQN.
+nvme_ctrl_gone() {
+	local c s
+	for c in /sys/class/nvme/nvme*; do
+		read -r s 2>/dev/null <"$c/subsysnqn" || continue
+		[ "$s" = "$1" ] && return 1
+	done
+	return 0
+}
+
+# iser_target_up IQN ADDR PORT BACKING: an LIO iSCSI target IQN (TPG 1,
+# demo mode: any initiator, no CHAP, writable) with LUN 0 on BACKING,
+# "rd:MIB" (a LIO ramdisk of MIB MiB, rd_mcp) or a block device's path
+# (iblock), and one portal ADDR:PORT that serves iSER only.  LIO always
+# opens a TCP listener for a portal and makes the iSER listener a child
+# of it on the same address and port; on iWARP the RDMA listener is a
+# real TCP listener too, so in one namespace the second bind fails
+# (EADDRINUSE).  The portal is therefore made by a process in a scratch
+# namespace (recorded): LIO's TCP socket is opened in its maker's
+# namespace (IP_FREEBIND: the address need not exist there), ib_isert's
+# RDMA CM listener, enabled afterwards, in the initial one.  ISER_HBA,
+# ISER_LUN and ISER_NP name what it made; iser_target_down IQN removes it.
+iser_target_up() {
+	local wwn=$XIW_CONFIGFS/target/iscsi/$1 tpg _it_ns
+	tpg=$wwn/tpgt_1
+	ISER_NP=$tpg/np/$2:$3
+	if [ ! -d $XIW_CONFIGFS/target/iscsi ]; then
+		xrun mkdir $XIW_CONFIGFS/target/iscsi || return 1
+		ISER_FABRIC=1
+	fi
+	if [[ $4 == rd:* ]]; then
+		ISER_HBA=$XIW_CONFIGFS/target/core/rd_mcp_$((RANDOM % 9000 + 1000))
+		ISER_LUN=$ISER_HBA/xiw_iser
+		xrun mkdir -p "$ISER_LUN" || return 1
+		echo "rd_pages=$((${4#rd:} * 256))" >"$ISER_LUN/control"
+	else
+		ISER_HBA=$XIW_CONFIGFS/target/core/iblock_$((RANDOM % 9000 + 1000))
+		ISER_LUN=$ISER_HBA/xiw_iser
+		xrun mkdir -p "$ISER_LUN" || return 1
+		echo "udev_path=$4" >"$ISER_LUN/control"
+	fi
+	echo 1 >"$ISER_LUN/enable"
+	xrun mkdir -p "$tpg/lun/lun_0" || return 1
+	xrun ln -s "$ISER_LUN" "$tpg/lun/lun_0/xiw_iser" || return 1
+	echo 0 >"$tpg/attrib/authentication"
+	echo 1 >"$tpg/attrib/generate_node_acls"
+	echo 1 >"$tpg/attrib/cache_dynamic_acls"
+	echo 0 >"$tpg/attrib/demo_mode_write_protect"
+	setup_ns _it_ns || return 1
+	xrun nsenter --net="/run/netns/$_it_ns" mkdir "$ISER_NP" || return 1
+	echo 1 >"$ISER_NP/iser"
+	[ "$(<"$ISER_NP/iser")" = 1 ] || fail "the portal has no iSER listener"
+	echo 1 >"$tpg/enable"
+}
+
+# iser_target_down IQN: remove the target iser_target_up made (what is
+# there of it), and LIO's iSCSI fabric group if it made that.
+iser_target_down() {
+	local wwn=$XIW_CONFIGFS/target/iscsi/$1 np
+	local tpg=$wwn/tpgt_1
+	[ -d "$tpg" ] && echo 0 >"$tpg/enable"
+	for np in "$tpg"/np/*; do
+		[ -d "$np" ] || continue
+		[ -e "$np/iser" ] && echo 0 >"$np/iser"
+		rmdir "$np"
+	done
+	[ -L "$tpg/lun/lun_0/xiw_iser" ] && rm -f "$tpg/lun/lun_0/xiw_iser"
+	[ -d "$tpg/lun/lun_0" ] && rmdir "$tpg/lun/lun_0"
+	[ -d "$tpg" ] && rmdir "$tpg"
+	[ -d "$wwn" ] && rmdir "$wwn"
+	[ -n "${ISER_LUN:-}" ] && [ -d "$ISER_LUN" ] && rmdir "$ISER_LUN"
+	[ -n "${ISER_HBA:-}" ] && [ -d "$ISER_HBA" ] && rmdir "$ISER_HBA"
+	if ((${ISER_FABRIC:-0})) && [ -d $XIW_CONFIGFS/target/iscsi ]; then
+		rmdir $XIW_CONFIGFS/target/iscsi && ISER_FABRIC=0
+	fi
+	return 0
+}
+
+# iscsid_up NAME: open-iscsi's iscsid in the foreground (recorded), with
+# the initiator name NAME and a configuration of its own in $XIW_TMP; the
+# node database is open-iscsi's (/etc/iscsi, the guests' tmpfs overlay).
+iscsid_up() {
+	printf 'InitiatorName=%s\n' "$1" >"$XIW_TMP/initiatorname.iscsi"
+	printf 'node.startup = manual\n' >"$XIW_TMP/iscsid.conf"
+	# iscsid and iscsiadm lock in /run/lock/iscsi and make only its last
+	# component; the guests' /run is a fresh tmpfs.
+	mkdir -p /run/lock
+	# In a session of its own: iscsid's SIGTERM handler (foreground or
+	# not) sends SIGTERM to its whole process group, which would else be
+	# the test's.  setsid execs iscsid (no fork: bg_run's child is no
+	# group leader), so the recorded pid is iscsid's.
+	bg_run ISCSID_PID setsid iscsid -f -n -c "$XIW_TMP/iscsid.conf" \
+		-i "$XIW_TMP/initiatorname.iscsi" >"$XIW_TMP/iscsid.log" 2>&1
+	# iscsiadm reaches iscsid on an abstract UNIX socket.
+	wait_for 30 grep -q ISCSIADM_ABSTRACT_NAMESPACE /proc/net/unix ||
+		fail "iscsid did not start: $(<"$XIW_TMP/iscsid.log")"
+}
+
+# iser_session IQN: a session with target IQN exists on this host.
+iser_session() {
+	local s t
+	for s in /sys/class/iscsi_session/session*; do
+		read -r t 2>/dev/null <"$s/targetname" || continue
+		[ "$t" = "$1" ] && return 0
+	done
+	return 1
+}
+no_iser_session() { ! iser_session "$1"; }
+
+# iser_disk IQN: the SCSI disk (name) of the session with IQN, once the
+# scan has found LUN 0.
+iser_disk() {
+	local s b t
+	for s in /sys/class/iscsi_session/session*; do
+		read -r t 2>/dev/null <"$s/targetname" || continue
+		[ "$t" = "$1" ] || continue
+		for b in "$s"/device/target*/*:*:*:*/block/*; do
+			[ -e "$b" ] || continue
+			echo "${b##*/}"
+			return 0
+		done
+	done
+	return 1
+}
+
+# iser_login IQN PORTAL: log in to IQN at PORTAL (ADDR:PORT, a node record
+# discovery made) over the iser transport; ISER_DISK is its disk (/dev/sdX).
+iser_login() {
+	local _il_s
+	xrun iscsiadm -m node -T "$1" -p "$2" -I iser --login || fail "login over iser failed"
+	wait_for 60 iser_disk "$1" || fail "no SCSI disk for $1"
+	ISER_DISK=/dev/$(iser_disk "$1")
+	wait_for 30 test -b "$ISER_DISK" || fail "$ISER_DISK did not appear"
+	xget _il_s iscsiadm -m session
+	grep -q "^iser: .*$2,1 $1" <<<"$_il_s" || fail "the session is not over iser"
+}
+
+# iser_logout IQN PORTAL: log out and wait until the session is gone.
+iser_logout() {
+	xrun iscsiadm -m node -T "$1" -p "$2" -I iser --logout || fail "logout failed"
+	wait_for 30 no_iser_session "$1" || fail "the session outlived the logout"
+}
+
+# iser_forget IQN PORTAL: log out if logged in and delete open-iscsi's
+# records of IQN and of PORTAL's discovery (best effort, for teardown).
+iser_forget() {
+	if iser_session "$1"; then
+		iscsiadm -m node -T "$1" -p "$2" -I iser --logout >/dev/null 2>&1
+		wait_for 30 no_iser_session "$1"
+	fi
+	iscsiadm -m node -T "$1" -p "$2" -I iser -o delete >/dev/null 2>&1
+	iscsiadm -m discoverydb -t sendtargets -p "$2" -o delete >/dev/null 2>&1
+	return 0
+}
+
+# ksmbd_up NETDEV DIR: the kernel's SMB server (ksmbd, with ksmbd.mountd
+# from ksmbd-tools in the foreground, recorded) serving DIR as share
+# $SMB_SHARE on NETDEV only, to user $SMB_USER (an existing system
+# account: ksmbd.mountd maps SMB users to one) with password $SMB_PASS;
+# configuration and user database in $XIW_TMP.  ksmbd listens for SMB
+# Direct on 5445 (the iWARP port of MS-SMBD) when an iWARP device exists
+# as it starts, else on 445, where its TCP listener is: make the RDMA
+# devices first.  Waits for that listener.
+SMB_SHARE=xiw
+SMB_USER=daemon
+SMB_PASS=xiw-smbdirect
+ksmbd_up() {
+	cat >"$XIW_TMP/ksmbd.conf" <<-EOC
+		[global]
+		netbios name = XIWTEST
+		bind interfaces only = yes
+		interfaces = $1
+		server multi channel support = no
+		server signing = disabled
+		smb3 encryption = no
+		[$SMB_SHARE]
+		path = $2
+		writeable = yes
+		create mask = 0666
+		directory mask = 0777
+	EOC
+	: >"$XIW_TMP/ksmbdpwd.db"
+	xrun ksmbd.adduser -a "$SMB_USER" -p "$SMB_PASS" -i "$XIW_TMP/ksmbdpwd.db" \
+		-c "$XIW_TMP/ksmbd.conf" || fail "ksmbd.adduser failed"
+	bg_run MOUNTD_PID ksmbd.mountd -n -c "$XIW_TMP/ksmbd.conf" -u "$XIW_TMP/ksmbdpwd.db" \
+		>"$XIW_TMP/mountd.log" 2>&1
+	KSMBD_UP=1
+	wait_for 60 listening 5445 ||
+		fail "ksmbd does not listen on 5445: $(<"$XIW_TMP/mountd.log")"
+}
+
+# ksmbd_down: stop the kernel server (its listeners and connections) and
+# ksmbd.mountd, if ksmbd_up started them.
+ksmbd_down() {
+	((${KSMBD_UP:-0})) || return 0
+	xrun ksmbd.control -s
+	KSMBD_UP=0
+	[ -z "${MOUNTD_PID:-}" ] || stop_bg "$MOUNTD_PID"
+	wait_for 30 not_listening 5445
+}
+
+# smb_rdma_mount ADDR MNT [OPTION,...]: mount the share of ADDR on MNT
+# with SMB 3.1.1 over SMB Direct (cifs, `rdma`) and check that it is.
+smb_rdma_mount() {
+	xrun mount -t cifs "//$1/$SMB_SHARE" "$2" \
+		-o "rdma,vers=3.1.1,username=$SMB_USER,password=$SMB_PASS,uid=0,gid=0,noperm${3:+,$3}" ||
+		fail "the SMB Direct mount failed"
+	grep " $2 " /proc/mounts | sed 's/^/# /'
+	grep -q " $2 cifs .*rdma" /proc/mounts || fail "the mount is not over RDMA"
 }
 
 # capture_start NS IF FILE: dumpcap on IF in namespace NS into FILE

@@ -22,27 +22,20 @@
 #   device of its own the target and initiator devices sit on the two ends
 #   of a veth pair in the initial namespace and local_wire (lib.sh) routes
 #   the traffic between their addresses across it.
-# - LIO always opens a TCP listener for a portal (its iSER listener is a
-#   child of it on the same address and port), and on iWARP the RDMA
-#   listener is a real TCP listener on that address and port too: in one
-#   namespace the second bind fails with EADDRINUSE.  The portal is
-#   therefore created by a process in a scratch namespace (nsenter --net):
-#   LIO's TCP socket is created in its creator's namespace (with
-#   IP_FREEBIND, so the address need not exist there), while ib_isert's
-#   RDMA CM listener, enabled afterwards, is in the initial namespace on
-#   the xiw (or siw) device.  Discovery runs over iSER as well
-#   (iscsiadm -I iser: a discovery session through ib_iser), so no TCP
-#   iSCSI is involved at all.
-# - LIO is configured through configfs, as targetcli does it, without
-#   targetcli: one process per step instead of a Python start each, no
-#   preferences file, no default portal on 0.0.0.0:3260 (targetcli's
+# - LIO and its iSER portal are set up by iser_target_up (lib.sh), which
+#   says why the portal is made from a scratch namespace; discovery runs
+#   over iSER as well (iscsiadm -I iser: a discovery session through
+#   ib_iser), so no TCP iSCSI is involved at all.  LIO is configured
+#   through configfs, as targetcli does it, without targetcli: one
+#   process per step instead of a Python start each, no preferences
+#   file, no default portal on 0.0.0.0:3260 (targetcli's
 #   auto_add_default_portal, which would take the port on every address)
-#   and nothing saved to /etc.  `targetcli ls` (one-shot mode, no daemon,
-#   nothing saved) then shows the configuration as an operator sees it.
-# - iscsid is started by the test (foreground, no pid file, its own
-#   configuration and initiator name); the node database is open-iscsi's
-#   own (/etc/iscsi, the guest's tmpfs overlay), and the records the test
-#   made are deleted at the end.
+#   and nothing saved to /etc.  `targetcli ls` (one-shot mode, nothing
+#   saved) then shows the configuration as an operator sees it.
+# - iscsid is started by the test (iscsid_up: foreground, no pid file,
+#   its own configuration and initiator name); the node database is
+#   open-iscsi's own (/etc/iscsi, the guest's tmpfs overlay), and the
+#   records the test made are deleted at the end.
 #
 # Cases: xiw target and initiator on one device, MPA CRC off; on two xiw
 # devices across a veth pair, CRC on; across implementations when a siw
@@ -70,49 +63,25 @@ if [ ! -d $CFG/target ]; then
 fi
 [ -d /sys/class/iscsi_transport/iser ] || ktap_skip_all "ib_iser registered no iser transport"
 
-LIO=$CFG/target
 IQN=iqn.2026-12.xiw.test:iser-$(mktemp -u XXXXXX | tr '[:upper:]' '[:lower:]')
 PORT=3260
 MIB=64		# the LUN (a LIO ramdisk, rd_mcp)
 RAND_MIB=32	# 4 KiB random writes, verified
 SEQ_MIB=64	# 1 MiB sequential writes, verified, and again after a new login
-HBA=$LIO/core/rd_mcp_$((RANDOM % 9000 + 1000))
-DEV=$HBA/xiw_iser
-WWN=$LIO/iscsi/$IQN
-TPG=$WWN/tpgt_1
 crc_param=/sys/module/xiw/parameters/mpa_crc
 crc_saved=$(cat $crc_param)
-created_fabric=0
 ADDR=
 PORTAL=
+DISK=
 mark=
 
 case_log() { dmesg | awk -v m="$mark" 'f; index($0, m) { f = 1 }'; }
 
-# Target: ramdisk backstore, demo-mode TPG (any initiator, no CHAP), LUN 0,
-# the portal's TCP listener made in the scratch namespace $NSP, its iSER
-# listener here.
+# The target (lib.sh: a ramdisk LUN, the iSER portal), and what an
+# operator sees of it: targetcli must show the portal as iSER.
 target_up() {
-	local np=$TPG/np/$ADDR:$PORT
-	if [ ! -d $LIO/iscsi ]; then
-		xrun mkdir $LIO/iscsi
-		created_fabric=1
-	fi
-	xrun mkdir -p "$DEV"
-	echo "rd_pages=$((MIB * 256))" >"$DEV/control"
-	echo 1 >"$DEV/enable"
-	xrun mkdir -p "$TPG/lun/lun_0"
-	xrun ln -s "$DEV" "$TPG/lun/lun_0/xiw_iser"
-	echo 0 >"$TPG/attrib/authentication"
-	echo 1 >"$TPG/attrib/generate_node_acls"
-	echo 1 >"$TPG/attrib/cache_dynamic_acls"
-	echo 0 >"$TPG/attrib/demo_mode_write_protect"
-	xrun nsenter --net="/run/netns/$NSP" mkdir "$np"
-	xrun sh -c "echo 1 >'$np/iser'"
-	[ "$(cat "$np/iser")" = 1 ] || fail "the portal has no iSER listener"
-	echo 1 >"$TPG/enable"
-	diag "target $IQN: portal $ADDR:$PORT, iser=$(cat "$np/iser")"
-	# What an operator sees: targetcli must show the portal as iSER.
+	iser_target_up "$IQN" "$ADDR" $PORT rd:$MIB
+	diag "target $IQN: portal $ADDR:$PORT, iser=$(<"$ISER_NP/iser")"
 	if ! command -v targetcli >/dev/null; then
 		diag "targetcli not installed: no listing"
 	elif ! command -v dbus-run-session >/dev/null; then
@@ -129,84 +98,10 @@ target_up() {
 	fi
 }
 
-target_down() {
-	local np
-	[ -d "$TPG" ] && echo 0 >"$TPG/enable"
-	for np in "$TPG"/np/*; do
-		[ -d "$np" ] || continue
-		[ -e "$np/iser" ] && echo 0 >"$np/iser"
-		rmdir "$np"
-	done
-	[ -L "$TPG/lun/lun_0/xiw_iser" ] && rm -f "$TPG/lun/lun_0/xiw_iser"
-	[ -d "$TPG/lun/lun_0" ] && rmdir "$TPG/lun/lun_0"
-	[ -d "$TPG" ] && rmdir "$TPG"
-	[ -d "$WWN" ] && rmdir "$WWN"
-	[ -d "$DEV" ] && rmdir "$DEV"
-	[ -d "$HBA" ] && rmdir "$HBA"
-	if ((created_fabric)) && [ -d $LIO/iscsi ]; then
-		rmdir $LIO/iscsi && created_fabric=0
-	fi
-}
-
-# iscsid in the foreground, with its own initiator name and configuration.
-iscsid_up() {
-	printf 'InitiatorName=iqn.2026-12.xiw.test:initiator-%s\n' "${IQN##*-}" \
-		>"$XIW_TMP/initiatorname.iscsi"
-	printf 'node.startup = manual\n' >"$XIW_TMP/iscsid.conf"
-	# iscsid and iscsiadm lock in /run/lock/iscsi and make only its last
-	# component; the guests' /run is a fresh tmpfs.
-	mkdir -p /run/lock
-	# In a session of its own: iscsid's SIGTERM handler (foreground or
-	# not) sends SIGTERM to its whole process group, which would else be
-	# the test's.  setsid execs iscsid (no fork: bg_run's child is no
-	# group leader), so the recorded pid is iscsid's.
-	bg_run ISCSID_PID setsid iscsid -f -n -c "$XIW_TMP/iscsid.conf" -i "$XIW_TMP/initiatorname.iscsi" \
-		>"$XIW_TMP/iscsid.log" 2>&1
-	# iscsiadm reaches iscsid on an abstract UNIX socket.
-	wait_for 30 grep -q ISCSIADM_ABSTRACT_NAMESPACE /proc/net/unix ||
-		fail "iscsid did not start: $(cat "$XIW_TMP/iscsid.log")"
-}
-
-# The SCSI disk of our session, once the scan has found LUN 0.
-iser_disk() {
-	local s b t
-	for s in /sys/class/iscsi_session/session*; do
-		read -r t 2>/dev/null <"$s/targetname" || continue
-		[ "$t" = "$IQN" ] || continue
-		for b in "$s"/device/target*/*:*:*:*/block/*; do
-			[ -e "$b" ] || continue
-			echo "${b##*/}"
-			return 0
-		done
-	done
-	return 1
-}
-
-iser_session() {
-	local s t
-	for s in /sys/class/iscsi_session/session*; do
-		read -r t 2>/dev/null <"$s/targetname" || continue
-		[ "$t" = "$IQN" ] && return 0
-	done
-	return 1
-}
-no_session() { ! iser_session; }
-
 login() {
-	local sess=
-	xrun iscsiadm -m node -T "$IQN" -p "$PORTAL" -I iser --login ||
-		fail "login over iser failed"
-	wait_for 60 iser_disk || fail "no SCSI disk for $IQN"
-	DISK=/dev/$(iser_disk)
-	wait_for 30 test -b "$DISK" || fail "$DISK did not appear"
-	xget sess iscsiadm -m session
-	grep -q "^iser: .*$PORTAL,1 $IQN" <<<"$sess" || fail "the session is not over iser"
-	diag "disk $DISK: $(cat "/sys/class/block/${DISK#/dev/}/size") sectors"
-}
-
-logout() {
-	xrun iscsiadm -m node -T "$IQN" -p "$PORTAL" -I iser --logout || fail "logout failed"
-	wait_for 30 no_session || fail "the session outlived the logout"
+	iser_login "$IQN" "$PORTAL"
+	DISK=$ISER_DISK
+	diag "disk $DISK: $(<"/sys/class/block/${DISK#/dev/}/size") sectors"
 }
 
 # fio_verified NAME ARGS...: one fio job on $DISK with crc32c verification,
@@ -231,13 +126,8 @@ teardown() {
 			"$(case_log | grep -iE 'iser|isert|iscsi|target|rdma|xiw|siw|sd ' | tail -n 60)"
 		[ -s "$XIW_TMP/iscsid.log" ] && diag "iscsid:" "$(tail -n 30 "$XIW_TMP/iscsid.log")"
 	fi
-	if iser_session; then
-		iscsiadm -m node -T "$IQN" -p "$PORTAL" -I iser --logout >/dev/null 2>&1
-		wait_for 30 no_session
-	fi
-	iscsiadm -m node -T "$IQN" -p "$PORTAL" -I iser -o delete >/dev/null 2>&1
-	iscsiadm -m discoverydb -t sendtargets -p "$PORTAL" -o delete >/dev/null 2>&1
-	target_down
+	iser_forget "$IQN" "$PORTAL"
+	iser_target_down "$IQN"
 	echo "${crc_saved%% *}" >$crc_param
 }
 
@@ -269,11 +159,6 @@ setup_pair() {
 	ADDR=192.0.2.42
 }
 
-# Connected RDMA CM IDs on device $1 in `rdma resource show cm_id` $2.
-connected_ids() {
-	grep -E "(dev|link) $1[ /]" <<<"$2" | grep -c 'state CONNECT' || true
-}
-
 # case_iser SETUP [ARG...]: the whole round on the devices SETUP makes.
 case_iser() {
 	local setup=$1 crc=$2 ids t i tx0 tx1 found agreed
@@ -287,9 +172,8 @@ case_iser() {
 	"$setup" "$@"
 	echo "${crc_saved%% *}" >$crc_param
 	PORTAL=$ADDR:$PORT
-	setup_ns NSP
 	target_up
-	iscsid_up
+	iscsid_up "iqn.2026-12.xiw.test:initiator-${IQN##*-}"
 
 	xget found iscsiadm -m discovery -t sendtargets -p "$PORTAL" -I iser ||
 		fail "SendTargets discovery over iser failed"
@@ -312,13 +196,13 @@ case_iser() {
 		((tx1 - tx0 >= (RAND_MIB + SEQ_MIB) * 1048576)) ||
 			fail "the data did not cross the veth pair"
 	fi
-	logout
+	iser_logout "$IQN" "$PORTAL"
 	# The data is the target's: a new session reads and verifies it.
 	login
 	fio_verified seq1m --rw=write --bs=1M --size=${SEQ_MIB}M --iodepth=4 --verify_only
-	logout
+	iser_logout "$IQN" "$PORTAL"
 	xrun iscsiadm -m node -T "$IQN" -p "$PORTAL" -I iser -o delete
-	target_down
+	iser_target_down "$IQN"
 	# Nothing may hold the devices any more.
 	if [ "$setup" = setup_pair ]; then
 		xiw_del xisi || fail "rdma link del xisi failed"
@@ -339,13 +223,13 @@ case_iser() {
 # the iSER rounds holds a reference any more.
 case_unload() {
 	local m w targets=0
-	no_session || fail "an iSCSI session is still there"
+	no_iser_session "$IQN" || fail "an iSCSI session is still there"
 	# The fabric's configfs group holds iscsi_target_mod while it exists.
-	for w in $LIO/iscsi/iqn.*; do
+	for w in $CFG/target/iscsi/iqn.*; do
 		[ -d "$w" ] && targets=1
 	done
-	if [ -d $LIO/iscsi ] && ((targets == 0)); then
-		rmdir $LIO/iscsi || true
+	if [ -d $CFG/target/iscsi ] && ((targets == 0)); then
+		rmdir $CFG/target/iscsi || true
 	fi
 	for m in ib_iser ib_isert iscsi_target_mod xiw; do
 		[ -d /sys/module/$m ] || continue

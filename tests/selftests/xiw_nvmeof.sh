@@ -58,61 +58,19 @@ crc_saved=$(cat $crc_param)
 
 # Target: subsystem NQN, namespace 1 backed by a file, RDMA port ADDR:PORT.
 target_up() {
-	local s=$CFG/nvmet/subsystems/$NQN p=$CFG/nvmet/ports/$PORTID
 	truncate -s $((MIB + 16))M "$IMG"
-	xrun mkdir "$s"
-	echo 1 >"$s/attr_allow_any_host"
-	xrun mkdir "$s/namespaces/1"
-	echo "$IMG" >"$s/namespaces/1/device_path"
-	# tmpfs has no O_DIRECT before 6.6.
-	echo 1 >"$s/namespaces/1/buffered_io"
-	echo 1 >"$s/namespaces/1/enable"
-	xrun mkdir "$p"
-	echo rdma >"$p/addr_trtype"
-	echo ipv4 >"$p/addr_adrfam"
-	echo $ADDR >"$p/addr_traddr"
-	echo $PORT >"$p/addr_trsvcid"
-	xrun ln -s "$s" "$p/subsystems/$NQN"
+	# tmpfs has no O_DIRECT before 6.6: buffered.
+	nvmet_rdma_up "$NQN" $PORTID $ADDR $PORT "$IMG" buffered
 }
 
 target_down() {
-	local s=$CFG/nvmet/subsystems/$NQN p=$CFG/nvmet/ports/$PORTID
-	[ -L "$p/subsystems/$NQN" ] && rm -f "$p/subsystems/$NQN"
-	[ -d "$p" ] && rmdir "$p"
-	if [ -d "$s" ]; then
-		[ -d "$s/namespaces/1" ] && {
-			echo 0 >"$s/namespaces/1/enable"
-			rmdir "$s/namespaces/1"
-		}
-		rmdir "$s"
-	fi
+	nvmet_rdma_down "$NQN" $PORTID
 	rm -f "$IMG"
 }
 
-# The block device of our subsystem's namespace, once the host has it:
-# the multipath head (nvmeXnY) when NVMe multipath is built in, else the
-# controller's own namespace (also nvmeXnY); never the hidden nvmeXcYnZ
-# path devices.
-host_dev() {
-	local b
-	for b in /sys/block/nvme*n*; do
-		[[ ${b##*/} =~ ^nvme[0-9]+n[0-9]+$ ]] || continue
-		[ -r "$b/device/subsysnqn" ] || continue
-		[ "$(cat "$b/device/subsysnqn")" = "$NQN" ] || continue
-		echo "${b##*/}"
-		return 0
-	done
-	return 1
-}
-
-host_connected() { host_dev >/dev/null; }
-host_gone() {
-	local c
-	for c in /sys/class/nvme/nvme*; do
-		[ -e "$c/subsysnqn" ] && [ "$(cat "$c/subsysnqn")" = "$NQN" ] && return 1
-	done
-	return 0
-}
+host_dev() { nvme_ns_dev "$NQN"; }
+host_connected() { nvme_ns_dev "$NQN" >/dev/null; }
+host_gone() { nvme_ctrl_gone "$NQN"; }
 
 setup() {
 	add_dummy xnv0
@@ -203,10 +161,6 @@ setup_cross() {
 }
 
 # Connected: the host's queues run on xnvh, the target's on xnvt.
-connected_ids() {
-	grep -E "(dev|link) $1[ /]" <<<"$2" | grep -c 'state CONNECT' || true
-}
-
 cross_check() {
 	local ids h t
 	ids=$(rdma resource show cm_id 2>/dev/null)

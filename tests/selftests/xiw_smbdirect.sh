@@ -51,13 +51,8 @@ grep -qw ksmbd_rdma_init /proc/kallsyms ||
 grep -qw smbd_get_connection /proc/kallsyms ||
 	ktap_skip_all "cifs without SMB Direct (CONFIG_CIFS_SMB_DIRECT is not set in $(uname -r))"
 
-SHARE=xiw
-USER_NAME=daemon	# an existing system account: ksmbd.mountd maps users to one
-PASS=xiw-smbdirect
 EXP=$XIW_TMP/export
 MNT=$XIW_TMP/mnt
-CONF=$XIW_TMP/ksmbd.conf
-PWDDB=$XIW_TMP/ksmbdpwd.db
 BIG_MIB=64
 SMALL=3000
 NFILES=10000
@@ -66,65 +61,30 @@ crc_saved=$(cat $crc_param)
 ADDR=
 SRVDEV=
 SRVNET=
-srv_up=0
 mark=
 mkdir -p "$EXP" "$MNT"
 
 case_log() { dmesg | awk -v m="$mark" 'f; index($0, m) { f = 1 }'; }
 
-# ksmbd: its configuration and user database in $XIW_TMP, the share a
-# tmpfs every user may write to, ksmbd.mountd in the foreground.
+# ksmbd (lib.sh) serving a tmpfs every user may write to.
 server_up() {
-	local netdev=$1
 	xrun mount -t tmpfs -o size=$((BIG_MIB * 3))m,mode=0777 xiw-smb "$EXP"
-	cat >"$CONF" <<-EOF
-		[global]
-		netbios name = XIWTEST
-		bind interfaces only = yes
-		interfaces = $netdev
-		server multi channel support = no
-		server signing = disabled
-		smb3 encryption = no
-		[$SHARE]
-		path = $EXP
-		writeable = yes
-		create mask = 0666
-		directory mask = 0777
-	EOF
-	: >"$PWDDB"
-	xrun ksmbd.adduser -a "$USER_NAME" -p "$PASS" -i "$PWDDB" -c "$CONF" ||
-		fail "ksmbd.adduser failed"
-	bg_run MOUNTD_PID ksmbd.mountd -n -c "$CONF" -u "$PWDDB" >"$XIW_TMP/mountd.log" 2>&1
-	srv_up=1
-	# The RDMA listener: xiw's TCP listener on the MS-SMBD iWARP port.
-	wait_for 60 listening 5445 ||
-		fail "ksmbd does not listen on 5445: $(cat "$XIW_TMP/mountd.log")"
+	ksmbd_up "$1" "$EXP"
 }
 
 server_down() {
-	# Stops the kernel server (its listeners and connections) and mountd.
-	if ((srv_up)); then
-		xrun ksmbd.control -s
-		srv_up=0
-	fi
-	stop_bg
-	wait_for 30 not_listening 5445
+	ksmbd_down
 	if mountpoint -q "$EXP"; then
 		umount "$EXP"
 	fi
 }
 
-smb_mount() {
-	xrun mount -t cifs "//$ADDR/$SHARE" "$MNT" \
-		-o "rdma,vers=3.1.1,username=$USER_NAME,password=$PASS,uid=0,gid=0,noperm" ||
-		fail "the SMB Direct mount failed"
-	grep " $MNT " /proc/mounts | sed 's/^/# /'
-	grep -q " $MNT cifs .*rdma" /proc/mounts || fail "the mount is not over RDMA"
-}
+smb_mount() { smb_rdma_mount "$ADDR" "$MNT"; }
 
 teardown() {
 	local rc=$?
 	set +e
+	trap - ERR
 	if ((rc)); then
 		diag "kernel log of the case (cifs, ksmbd, RDMA):" \
 			"$(case_log | grep -iE 'cifs|smb|ksmbd|rdma|xiw' | tail -n 60)"
