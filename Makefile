@@ -11,7 +11,7 @@ DRV := drivers/infiniband/sw/xiw
 USERSPACE_BUILD := build/userspace
 
 .PHONY: all module modules clean install unit userspace vm vm-debug check \
-	check-full demo bench bench-proto fuzz help dkms-source install-dkms \
+	check-full demo bench bench-proto bench-storage fuzz help dkms-source install-dkms \
 	uninstall-dkms
 
 all: module
@@ -32,6 +32,7 @@ help:
 	@echo 'make demo              boot a VM, create xiw devices, show them'
 	@echo 'make bench             xiw vs siw vs TCP in a VM, plus the protocol core (report in bench/results/)'
 	@echo 'make bench-proto       the protocol core microbenchmarks (BENCH_ARGS= passes Google Benchmark flags)'
+	@echo 'make bench-storage     NVMe-oF, iSER, SMB Direct throughput, xiw vs siw in a VM (KVER=6.12 or debug)'
 	@echo 'make fuzz              every fuzzer for FUZZ_SECONDS (default 60) each'
 
 # Out-of-tree build against KDIR, in place.
@@ -121,6 +122,11 @@ demo:
 # microbenchmarks, into bench/results/ (tests/vm/bench).
 bench:
 	KVER=$(KVER) tests/vm/bench
+
+# The storage ULPs' 1 MiB sequential throughput on one device, xiw next to
+# siw, in one VM run (tests/vm/bench-storage).
+bench-storage:
+	KVER=$(KVER) tests/vm/bench-storage
 
 # The protocol core's microbenchmarks alone (ratios to memcpy at the end).
 bench-proto: userspace
