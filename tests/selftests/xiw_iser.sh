@@ -69,7 +69,6 @@ MIB=64		# the LUN (a LIO ramdisk, rd_mcp)
 RAND_MIB=32	# 4 KiB random writes, verified
 SEQ_MIB=64	# 1 MiB sequential writes, verified, and again after a new login
 crc_param=/sys/module/xiw/parameters/mpa_crc
-crc_saved=$(cat $crc_param)
 ADDR=
 PORTAL=
 DISK=
@@ -128,7 +127,6 @@ teardown() {
 	fi
 	iser_forget "$IQN" "$PORTAL"
 	iser_target_down "$IQN"
-	echo "${crc_saved%% *}" >$crc_param
 }
 
 # setup_one: one xiw device on a dummy netdev, both ends on it.
@@ -166,11 +164,9 @@ case_iser() {
 	mark="xiw_iser: case $((KTAP_N + 1)) start $$"
 	echo "$mark" >/dev/kmsg
 	trap teardown EXIT
-	if ((crc)); then
-		echo prefer >$crc_param
-	fi
+	# Devices made in this case default to MPA CRC when asked.
+	((crc == 0)) || set_knob $crc_param prefer
 	"$setup" "$@"
-	echo "${crc_saved%% *}" >$crc_param
 	PORTAL=$ADDR:$PORT
 	target_up
 	iscsid_up "iqn.2026-12.xiw.test:initiator-${IQN##*-}"
@@ -223,6 +219,9 @@ case_iser() {
 # the iSER rounds holds a reference any more.
 case_unload() {
 	local m w targets=0
+	for m in ib_iser ib_isert iscsi_target_mod xiw; do
+		need_unload $m
+	done
 	no_iser_session "$IQN" || fail "an iSCSI session is still there"
 	# The fabric's configfs group holds iscsi_target_mod while it exists.
 	for w in $CFG/target/iscsi/iqn.*; do
@@ -239,7 +238,7 @@ case_unload() {
 }
 
 dyndbg=0
-echo 'module xiw file xiw_cm.c +p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null && dyndbg=1
+dyndbg_on "module xiw file xiw_cm.c" && dyndbg=1
 ktap_header
 ktap_plan 5
 run_case "iSER over xiw: one device, fio crc32c 4 KiB random and 1 MiB sequential, CRC off" \
@@ -251,5 +250,4 @@ run_case "iSER across implementations: target on xiw, initiator on siw, fio veri
 run_case "iSER across implementations: target on siw, initiator on xiw, fio verified" \
 	case_iser setup_pair 0 siw xiw
 run_case "iSER teardown: ib_iser, ib_isert, iscsi_target_mod and xiw unload" case_unload
-echo 'module xiw -p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null || true
 ktap_finish

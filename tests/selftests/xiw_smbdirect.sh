@@ -57,7 +57,6 @@ BIG_MIB=64
 SMALL=3000
 NFILES=10000
 crc_param=/sys/module/xiw/parameters/mpa_crc
-crc_saved=$(cat $crc_param)
 ADDR=
 SRVDEV=
 SRVNET=
@@ -92,7 +91,6 @@ teardown() {
 	fi
 	mountpoint -q "$MNT" && umount -f "$MNT"
 	server_down
-	echo "${crc_saved%% *}" >$crc_param
 }
 
 setup_one() {
@@ -133,11 +131,9 @@ case_smb() {
 	mark="xiw_smbdirect: case $((KTAP_N + 1)) start $$"
 	echo "$mark" >/dev/kmsg
 	trap teardown EXIT
-	if ((crc)); then
-		echo prefer >$crc_param
-	fi
+	# Devices made in this case default to MPA CRC when asked.
+	((crc == 0)) || set_knob $crc_param prefer
 	"$setup"
-	echo "${crc_saved%% *}" >$crc_param
 	diag "$SRVDEV: $(ibv_devinfo -v -d "$SRVDEV" |
 		grep -E '^\s+(max_qp_wr|max_sge|max_sge_rd|max_cqe|max_qp_rd_atom|max_qp_init_rd_atom):' |
 		tr -s ' \t\n' ' ')"
@@ -189,12 +185,11 @@ case_smb() {
 }
 
 dyndbg=0
-echo 'module xiw file xiw_cm.c +p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null && dyndbg=1
+dyndbg_on "module xiw file xiw_cm.c" && dyndbg=1
 ktap_header
 ktap_plan 2
 run_case "SMB Direct over xiw: one device, sha256 of 3000 B and 64 MiB, 10000-file listing, CRC off" \
 	case_smb setup_one 0
 run_case "SMB Direct over xiw: two devices on a veth pair, sha256 and listing, CRC on" \
 	case_smb setup_pair 1
-echo 'module xiw -p' >/sys/kernel/debug/dynamic_debug/control 2>/dev/null || true
 ktap_finish
