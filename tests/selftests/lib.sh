@@ -444,6 +444,17 @@ log_since() {
 		END { for (i = 0; i < n; i++) print l[i] }'
 }
 
+# mpa_crc_agreed CRC [DEV]: xiw's CM logged (dynamic debug on xiw_cm.c)
+# at least one connection since the last log_mark, of device DEV if
+# given, and every one of them agreed on MPA CRC CRC (0 or 1).
+mpa_crc_agreed() {
+	local _ma
+	_ma=$(log_since | grep "xiw: ${2:-[^ ]*}: cep .*MPA rev 2, crc" || true)
+	diag "$_ma"
+	[ -n "$_ma" ] || fail "xiw logged no connection${2:+ on $2}"
+	! grep -vq "crc $1," <<<"$_ma" || fail "a connection did not agree on crc $1"
+}
+
 DYNDBG=/sys/kernel/debug/dynamic_debug/control
 
 # dyndbg_on QUERY: the pr_debug()s that QUERY selects ("module xiw",

@@ -72,9 +72,7 @@ crc_param=/sys/module/xiw/parameters/mpa_crc
 ADDR=
 PORTAL=
 DISK=
-mark=
 
-case_log() { dmesg | awk -v m="$mark" 'f; index($0, m) { f = 1 }'; }
 
 # The target (lib.sh: a ramdisk LUN, the iSER portal), and what an
 # operator sees of it: targetcli must show the portal as iSER.
@@ -122,7 +120,7 @@ teardown() {
 	trap - ERR
 	if ((rc)); then
 		diag "kernel log of the case (iSER, iSCSI, RDMA):" \
-			"$(case_log | grep -iE 'iser|isert|iscsi|target|rdma|xiw|siw|sd ' | tail -n 60)"
+			"$(log_since | grep -iE 'iser|isert|iscsi|target|rdma|xiw|siw|sd ' | tail -n 60)"
 		[ -s "$XIW_TMP/iscsid.log" ] && diag "iscsid:" "$(tail -n 30 "$XIW_TMP/iscsid.log")"
 	fi
 	iser_forget "$IQN" "$PORTAL"
@@ -159,10 +157,9 @@ setup_pair() {
 
 # case_iser SETUP [ARG...]: the whole round on the devices SETUP makes.
 case_iser() {
-	local setup=$1 crc=$2 ids t i tx0 tx1 found agreed
+	local setup=$1 crc=$2 ids t i tx0 tx1 found
 	shift 2
-	mark="xiw_iser: case $((KTAP_N + 1)) start $$"
-	echo "$mark" >/dev/kmsg
+	log_mark
 	trap teardown EXIT
 	# Devices made in this case default to MPA CRC when asked.
 	((crc == 0)) || set_knob $crc_param prefer
@@ -207,12 +204,7 @@ case_iser() {
 		xiw_del xis || fail "rdma link del xis failed"
 	fi
 	# With dynamic debug, xiw's CM logs what every connection agreed.
-	if ((crc && dyndbg)); then
-		agreed=$(case_log | grep "xiw: .*: cep .*MPA rev 2, crc" || true)
-		diag "$agreed"
-		[ -n "$agreed" ] || fail "xiw logged no connection"
-		! grep -q "crc 0," <<<"$agreed" || fail "a connection did not agree on CRC"
-	fi
+	((crc == 0 || dyndbg == 0)) || mpa_crc_agreed 1
 }
 
 # The initiator and target modules go, and xiw after them: nothing of

@@ -167,12 +167,7 @@ case_io() {
 	# Both ends are on xnf: the 32 MiB crossed it at least twice.
 	((rx1 - rx0 >= 2 * MIB * 1048576)) || fail "xnf did not carry the data"
 	# With dynamic debug, xiw's CM logs what every connection agreed.
-	if ((dyndbg)); then
-		agreed=$(log_since | grep "xiw: xnf: cep .*MPA rev 2, crc" || true)
-		diag "$agreed"
-		[ -n "$agreed" ] || fail "xiw logged no connection on xnf"
-		! grep -vq "crc $crc," <<<"$agreed" || fail "a connection did not agree on crc $crc"
-	fi
+	((dyndbg == 0)) || mpa_crc_agreed "$crc" xnf
 	server_down
 }
 

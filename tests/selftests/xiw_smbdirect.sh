@@ -60,10 +60,8 @@ crc_param=/sys/module/xiw/parameters/mpa_crc
 ADDR=
 SRVDEV=
 SRVNET=
-mark=
 mkdir -p "$EXP" "$MNT"
 
-case_log() { dmesg | awk -v m="$mark" 'f; index($0, m) { f = 1 }'; }
 
 # ksmbd (lib.sh) serving a tmpfs every user may write to.
 server_up() {
@@ -86,7 +84,7 @@ teardown() {
 	trap - ERR
 	if ((rc)); then
 		diag "kernel log of the case (cifs, ksmbd, RDMA):" \
-			"$(case_log | grep -iE 'cifs|smb|ksmbd|rdma|xiw' | tail -n 60)"
+			"$(log_since | grep -iE 'cifs|smb|ksmbd|rdma|xiw' | tail -n 60)"
 		[ -s "$XIW_TMP/mountd.log" ] && diag "ksmbd.mountd:" "$(tail -n 30 "$XIW_TMP/mountd.log")"
 	fi
 	mountpoint -q "$MNT" && umount -f "$MNT"
@@ -127,9 +125,8 @@ roundtrip() {
 }
 
 case_smb() {
-	local setup=$1 crc=$2 i t0 t1 rx0 rx1 srv cli n="" agreed
-	mark="xiw_smbdirect: case $((KTAP_N + 1)) start $$"
-	echo "$mark" >/dev/kmsg
+	local setup=$1 crc=$2 i t0 t1 rx0 rx1 srv cli n=""
+	log_mark
 	trap teardown EXIT
 	# Devices made in this case default to MPA CRC when asked.
 	((crc == 0)) || set_knob $crc_param prefer
@@ -176,12 +173,7 @@ case_smb() {
 	else
 		xiw_del xsm || fail "rdma link del xsm failed"
 	fi
-	if ((crc && dyndbg)); then
-		agreed=$(case_log | grep "xiw: .*: cep .*MPA rev 2, crc" || true)
-		diag "$agreed"
-		[ -n "$agreed" ] || fail "xiw logged no connection"
-		! grep -q "crc 0," <<<"$agreed" || fail "a connection did not agree on CRC"
-	fi
+	((crc == 0 || dyndbg == 0)) || mpa_crc_agreed 1
 }
 
 dyndbg=0
