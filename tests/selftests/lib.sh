@@ -526,10 +526,11 @@ ibv_attr() {
 	ibv_devinfo -v -d "$1" | awk -v n="$2:" '$1 == n && !done { $1 = ""; sub(/^ /, ""); print; done = 1 }'
 }
 
-# xiw_add NAME NETDEV: `rdma link add NAME type xiw netdev NETDEV`; on
-# success wait for the device to show up in sysfs.
+# xiw_add NAME NETDEV [TYPE]: `rdma link add NAME type TYPE netdev
+# NETDEV` (TYPE xiw unless given: siw, rxe); on success wait for the
+# device to show up in sysfs.
 xiw_add() {
-	xrun rdma link add "$1" type xiw netdev "$2" || return 1
+	xrun rdma link add "$1" type "${3:-xiw}" netdev "$2" || return 1
 	record rdma "$1"
 	wait_for "$WAIT_TIMEOUT" ibdev_exists "$1"
 }

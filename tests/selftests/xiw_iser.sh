@@ -145,12 +145,8 @@ setup_pair() {
 		need_module siw || skip "cannot load siw"
 	done
 	local_wire xit0 192.0.2.42 xii0 198.51.100.42
-	xrun rdma link add xist type "$1" netdev xit0
-	record rdma xist
-	xrun rdma link add xisi type "$2" netdev xii0
-	record rdma xisi
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xist
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xisi
+	xiw_add xist xit0 "$1"
+	xiw_add xisi xii0 "$2"
 	diag "target on $1 (xist, 192.0.2.42 on xit0), initiator on $2 (xisi, 198.51.100.42 on xii0)"
 	ADDR=192.0.2.42
 }

@@ -148,12 +148,8 @@ setup_cross() {
 	xrun ip addr add $ADDR/24 dev xnv0
 	add_dummy xnv1
 	xrun ip addr add $HADDR/24 dev xnv1
-	xrun rdma link add xnvt type "$tdrv" netdev xnv0
-	record rdma xnvt
-	xrun rdma link add xnvh type "$hdrv" netdev xnv1
-	record rdma xnvh
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xnvt
-	wait_for "$WAIT_TIMEOUT" ibdev_exists xnvh
+	xiw_add xnvt xnv0 "$tdrv"
+	xiw_add xnvh xnv1 "$hdrv"
 	diag "target on $tdrv (xnvt, $ADDR), host on $hdrv (xnvh, $HADDR)"
 	HOST_TRADDR=$HADDR
 	target_up

@@ -7,15 +7,7 @@ set -uo pipefail
 root=${1:?usage: install-guest.sh ROOT}
 kabi=$(uname -r)
 mods=/lib/modules/$kabi
-n=0 pass=0 fail=0
-
-ok() { echo "ok $((++n)) $*"; ((++pass)); }
-not_ok() { echo "not ok $((++n)) $*"; ((++fail)); }
-check() {	# check DESCRIPTION CMD...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
+. "$(dirname "$0")/guest-ktap.sh"
 loaded() { [ -d /sys/module/xiw ]; }
 
 echo "KTAP version 1"
@@ -52,5 +44,4 @@ else
 fi
 ip link del xin0
 rmmod xiw 2>/dev/null
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
-((fail == 0))
+ktap_totals

@@ -16,15 +16,7 @@ kabi=$(uname -r)
 unset XIW_OWN_MODULES XIW_SPARE_NIC XIW_VM_OUT XIW_TIER XIW_KROLES XIW_CASES
 src=/tmp/ksft-src
 inst=/tmp/ksft
-n=0 pass=0 fail=0
-
-ok() { echo "ok $((++n)) $*"; ((++pass)); }
-not_ok() { echo "not ok $((++n)) $*"; ((++fail)); }
-check() {	# check DESCRIPTION CMD...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
+. "$(dirname "$0")/guest-ktap.sh"
 quote() { sed 's/^/# /' "$@"; }
 
 # state: what the tests must leave as they found it, on a machine that is
@@ -151,5 +143,4 @@ rdma link del hostrdma
 ip link del hostdum0
 ip netns del host-ns
 umount /proc/fs/nfsd
-echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
-((fail == 0))
+ktap_totals
