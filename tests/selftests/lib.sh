@@ -911,11 +911,16 @@ iser_forget() {
 # configuration and user database in $XIW_TMP.  ksmbd listens for SMB
 # Direct on 5445 (the iWARP port of MS-SMBD) when an iWARP device exists
 # as it starts, else on 445, where its TCP listener is: make the RDMA
-# devices first.  Waits for that listener.
+# devices first.  Waits for that listener.  ksmbd opens DIR with the
+# credentials of $SMB_USER, who must be able to walk into it: when DIR is
+# below $XIW_TMP (mktemp's 0700), that directory becomes 0711.
 SMB_SHARE=xiw
 SMB_USER=daemon
 SMB_PASS=xiw-smbdirect
 ksmbd_up() {
+	case $2 in
+	"$XIW_TMP"/*) chmod 0711 "$XIW_TMP" ;;
+	esac
 	cat >"$XIW_TMP/ksmbd.conf" <<-EOC
 		[global]
 		netbios name = XIWTEST
