@@ -45,7 +45,8 @@
 # Storage:   nvmet_rdma_up/down, nvme_ns_dev, nvme_ctrl_gone (NVMe-oF);
 #            iser_target_up/down, iscsid_up, iser_login/logout/forget,
 #            iser_disk, iser_session (iSER); ksmbd_up/down,
-#            smb_rdma_mount (SMB Direct); connected_ids DEV IDS.
+#            smb_rdma_mount (SMB Direct); connected_ids DEV IDS;
+#            sysfs_attr_is GLOB ATTR VALUE.
 #
 # On a machine of its own (a test guest) nothing more is needed.  On a
 # host that also runs other things the tests leave alone what they did not
@@ -749,15 +750,19 @@ nvme_ns_dev() {
 	return 1
 }
 
-# nvme_ctrl_gone NQN: no controller of this host is connected to NQN.
-nvme_ctrl_gone() {
-	local c s
-	for c in /sys/class/nvme/nvme*; do
-		read -r s 2>/dev/null <"$c/subsysnqn" || continue
-		[ "$s" = "$1" ] && return 1
+# sysfs_attr_is GLOB ATTR VALUE: a directory GLOB matches has a file ATTR
+# whose first line is VALUE (a controller, a session of a given name).
+sysfs_attr_is() {
+	local _sa_d _sa_v
+	for _sa_d in $1; do
+		read -r _sa_v 2>/dev/null <"$_sa_d/$2" || continue
+		[ "$_sa_v" = "$3" ] && return 0
 	done
-	return 0
+	return 1
 }
+
+# nvme_ctrl_gone NQN: no controller of this host is connected to NQN.
+nvme_ctrl_gone() { ! sysfs_attr_is '/sys/class/nvme/nvme*' subsysnqn "$1"; }
 
 # iser_target_up IQN ADDR PORT BACKING: an LIO iSCSI target IQN (TPG 1,
 # demo mode: any initiator, no CHAP, writable) with LUN 0 on BACKING,
@@ -848,14 +853,7 @@ iscsid_up() {
 }
 
 # iser_session IQN: a session with target IQN exists on this host.
-iser_session() {
-	local s t
-	for s in /sys/class/iscsi_session/session*; do
-		read -r t 2>/dev/null <"$s/targetname" || continue
-		[ "$t" = "$1" ] && return 0
-	done
-	return 1
-}
+iser_session() { sysfs_attr_is '/sys/class/iscsi_session/session*' targetname "$1"; }
 no_iser_session() { ! iser_session "$1"; }
 
 # iser_disk IQN: the SCSI disk (name) of the session with IQN, once the
