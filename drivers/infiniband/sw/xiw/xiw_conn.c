@@ -109,12 +109,26 @@ static void xiw_conn_offload_start(struct xiw_conn *conn, const char *name)
 							  conn->tx_batch), 1);
 }
 
+/*
+ * The socket callbacks are the data path's from before the connection is
+ * published (xiw_conn_start()), but do nothing until it is started: what
+ * arrives in between stays in the socket, and the start reads it.
+ * STARTED is set under the write side of sk_callback_lock, so a callback
+ * either sees it or ran before the start's own read.
+ */
+static struct xiw_conn *xiw_sk_conn_started(struct sock *sk)
+{
+	struct xiw_conn *conn = xiw_sk_conn(sk);
+
+	return conn && test_bit(XIW_CONN_STARTED, &conn->flags) ? conn : NULL;
+}
+
 static void xiw_conn_data_ready(struct sock *sk)
 {
 	struct xiw_conn *conn;
 
 	read_lock_bh(&sk->sk_callback_lock);
-	conn = xiw_sk_conn(sk);
+	conn = xiw_sk_conn_started(sk);
 	if (conn) {
 		read_descriptor_t rd = {
 			.arg.data = conn,
@@ -131,7 +145,7 @@ static void xiw_conn_write_space(struct sock *sk)
 	struct xiw_conn *conn;
 
 	read_lock_bh(&sk->sk_callback_lock);
-	conn = xiw_sk_conn(sk);
+	conn = xiw_sk_conn_started(sk);
 	if (conn && sk_stream_is_writeable(sk)) {
 		if (sk->sk_socket)
 			clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
@@ -194,21 +208,12 @@ static void xiw_conn_close_work(struct work_struct *work)
 		xiw_qp_modify(qp, XIW_QP_ERROR);
 }
 
-/* Queue close_work, once: the request and the start race to do it. */
-static void xiw_conn_queue_close(struct xiw_conn *conn)
-{
-	if (test_and_set_bit(XIW_CONN_CLOSE_WORK, &conn->flags))
-		return;
-	queue_work(xiw_close_wq, &conn->close_work);
-}
-
 /*
  * The first request decides how the stream ends: a QP destroyed right
- * after a graceful disconnect still sends its FIN, not a reset.  One that
- * comes while xiw_conn_start() has published the connection but not yet
- * taken the socket's callbacks (a verbs modify_qp to ERROR racing the
- * accept) is left for xiw_conn_start() to queue: close_work gives back
- * callbacks it must have taken.
+ * after a graceful disconnect still sends its FIN, not a reset.  The
+ * request queues close_work at once, even before the start is done: the
+ * socket's callbacks it gives back are ours from before the connection
+ * could be found.
  */
 static void xiw_conn_schedule_close(struct xiw_conn *conn, bool abrupt)
 {
@@ -216,10 +221,7 @@ static void xiw_conn_schedule_close(struct xiw_conn *conn, bool abrupt)
 		return;
 	if (abrupt)
 		set_bit(XIW_CONN_ABRUPT, &conn->flags);
-	/* Pairs with the barrier after setting STARTED. */
-	smp_mb__after_atomic();
-	if (test_bit(XIW_CONN_STARTED, &conn->flags))
-		xiw_conn_queue_close(conn);
+	queue_work(xiw_close_wq, &conn->close_work);
 }
 
 /**
@@ -482,15 +484,12 @@ static void xiw_conn_detach(struct xiw_qp *qp, void *tctx)
 
 	might_sleep();
 	xiw_conn_schedule_close(conn, !xiw_conn_term_done(conn));
-	flush_work(&conn->close_work);
 	/*
 	 * Hooks that found the connection before destroy_qp withdrew it may
-	 * still run (see xiw_conn_from_qp()); they finish before it goes,
-	 * and teardown has set every flag that keeps them from queueing
-	 * work on it.  So does xiw_conn_start(), which holds its own
-	 * reference to its end: a destroy_qp that came after the QP entered
-	 * RTS but before the start took the socket's callbacks left the
-	 * close to it, and it may have queued close_work only now.
+	 * still run (see xiw_conn_from_qp()), and so may xiw_conn_start(),
+	 * which holds its own reference to its end; they finish before it
+	 * goes.  close_work is queued by now, by this request or an earlier
+	 * one, and nothing queues it again: this is its one flush.
 	 */
 	xiw_conn_put_user(conn);
 	wait_for_completion(&conn->users_gone);
@@ -663,12 +662,11 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	list_add_tail(&conn->dev_entry, &qp->xdev->conn_list);
 	spin_unlock_bh(&qp->xdev->conn_lock);
 
-	/* Published and in RTS, or neither: nothing has seen it on failure. */
-	rv = xiw_qp_connect(qp, &xiw_tcp_transport_ops, conn, ord, ird);
-	if (rv)
-		goto err_free;
-
-	/* From here on the data path owns data_ready and write_space. */
+	/*
+	 * The data path owns data_ready and write_space from before the
+	 * connection is published: a close may be requested as soon as a
+	 * hook can find it, and close_work gives them back.
+	 */
 	write_lock_bh(&sk->sk_callback_lock);
 	sku = xiw_sk_user(sk);
 	conn->sku = sku;
@@ -678,12 +676,15 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	sk->sk_write_space = xiw_conn_write_space;
 	sku->conn = conn;
 	write_unlock_bh(&sk->sk_callback_lock);
-	/* A close requested before this point was left to us. */
+
+	/* Published and in RTS, or neither: nothing has seen it on failure. */
+	rv = xiw_qp_connect(qp, &xiw_tcp_transport_ops, conn, ord, ird);
+	if (rv)
+		goto err_restore;
+
+	write_lock_bh(&sk->sk_callback_lock);
 	set_bit(XIW_CONN_STARTED, &conn->flags);
-	/* STARTED before the look at CLOSE_REQUESTED: pairs with schedule. */
-	smp_mb__after_atomic();
-	if (test_bit(XIW_CONN_CLOSE_REQUESTED, &conn->flags))
-		xiw_conn_queue_close(conn);
+	write_unlock_bh(&sk->sk_callback_lock);
 
 	/*
 	 * Data may have arrived behind the MPA frame already; tcp_read_sock()
@@ -704,6 +705,12 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	xiw_conn_put_user(conn);
 	return 0;
 
+err_restore:
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_data_ready = conn->saved_data_ready;
+	sk->sk_write_space = conn->saved_write_space;
+	sku->conn = NULL;
+	write_unlock_bh(&sk->sk_callback_lock);
 err_free:
 	xiw_conn_free(conn);
 	return rv;

@@ -175,11 +175,10 @@ struct xiw_tx_pq {
 #define XIW_CONN_RX_DEAD	1	/* drop everything received */
 #define XIW_CONN_TX_DEAD	2	/* transmit nothing more */
 #define XIW_CONN_ABRUPT		3	/* close with a reset */
-#define XIW_CONN_STARTED	4	/* socket callbacks taken: may close */
-#define XIW_CONN_CLOSE_WORK	5	/* close_work queued or done */
-#define XIW_CONN_TERM_SENT	6	/* our TERMINATE is wholly in the socket */
-#define XIW_CONN_TERM_OUT	7	/* our TERMINATE is in tx_buf, going out */
-#define XIW_CONN_TERM_RCVD	8	/* the peer's TERMINATE arrived */
+#define XIW_CONN_STARTED	4	/* published: the callbacks may act */
+#define XIW_CONN_TERM_SENT	5	/* our TERMINATE is wholly in the socket */
+#define XIW_CONN_TERM_OUT	6	/* our TERMINATE is in tx_buf, going out */
+#define XIW_CONN_TERM_RCVD	7	/* the peer's TERMINATE arrived */
 
 /*
  * How long a TERMINATE may wait for room in the socket (behind an FPDU
