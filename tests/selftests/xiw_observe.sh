@@ -116,8 +116,8 @@ t_restrack() {
 	grep -E "^(link|dev) xob[/ ]" "$XIW_TMP/qp.txt" | head -n 2 | sed 's/^/# /'
 	grep -E "^(link|dev) xo[ab][/ ]" "$XIW_TMP/cm.txt" | head -n 3 | sed 's/^/# /'
 	n=$(grep -E "^(link|dev) xo[ab][/ ]" "$XIW_TMP/qp.txt" |
-	    grep -cE "drv_tcp_state ESTABLISHED .*drv_mpa_rev 2 drv_mpa_crc 0 .*drv_mpa_p2p_rtr none" || true)
-	((n == 8)) || fail "$n of 8 QPs show an established TCP connection and the MPA parameters"
+	    grep -cE "drv_tcp_state ESTABLISHED .*drv_mpa_rev 2 drv_mpa_crc 0 .*drv_mpa_p2p_rtr none .*drv_conn_state RUNNING" || true)
+	((n == 8)) || fail "$n of 8 QPs show an established TCP connection, the MPA parameters and a running connection"
 	grep -E "^(link|dev) xob[/ ]" "$XIW_TMP/qp.txt" | grep -q "drv_tcp_rport $PORT " ||
 		fail "client QPs do not show the server's port"
 	n=$(grep -E "^(link|dev) xo[ab][/ ]" "$XIW_TMP/cm.txt" |
@@ -180,6 +180,10 @@ t_trace() {
 		fail "no soft-RNR hold traced"
 	grep -q "xiw_soft_rnr: qp [0-9]* msn 1 released" "$XIW_TMP/trace.txt" ||
 		fail "no soft-RNR release traced"
+	grep -q "xiw_conn_state: qp [0-9]* STARTED: STARTING -> RUNNING" "$XIW_TMP/trace.txt" ||
+		fail "no connection start traced"
+	grep -q "xiw_conn_state: qp [0-9]* COMMIT: CLOSE_FIN -> CLOSED" "$XIW_TMP/trace.txt" ||
+		fail "no graceful close traced"
 }
 
 ktap_header

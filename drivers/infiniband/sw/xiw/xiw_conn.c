@@ -14,11 +14,13 @@
 #include <linux/workqueue.h>
 #include <net/sock.h>
 #include <net/tcp.h>
+#include <kunit/visibility.h>
 #include <rdma/rdma_netlink.h>
 
 #include "xiw.h"
 #include "xiw_cm.h"
 #include "xiw_dp.h"
+#include "xiw_trace.h"
 
 /* Transmit engines: per-CPU work, one QP's work never runs twice at once. */
 static struct workqueue_struct *xiw_tx_wq;
@@ -45,6 +47,119 @@ static struct xiw_conn *xiw_sk_conn(struct sock *sk)
 	struct xiw_sk_user *sku = xiw_sk_user(sk);
 
 	return sku ? sku->conn : NULL;
+}
+
+static bool xiw_conn_open(enum xiw_conn_state state)
+{
+	return state == XIW_CONN_STARTING || state == XIW_CONN_RUNNING;
+}
+
+/**
+ * xiw_conn_state_name - the name restrack and the logs give a state
+ * @state: the state
+ *
+ * Return: a constant string, "?" for a value out of range.
+ */
+VISIBLE_IF_KUNIT const char *xiw_conn_state_name(enum xiw_conn_state state)
+{
+	static const char * const names[XIW_CONN_NUM_STATES] = {
+		[XIW_CONN_STARTING] = "STARTING",
+		[XIW_CONN_RUNNING] = "RUNNING",
+		[XIW_CONN_CLOSE_FIN] = "CLOSE_FIN",
+		[XIW_CONN_CLOSE_RST] = "CLOSE_RST",
+		[XIW_CONN_CLOSED] = "CLOSED",
+	};
+
+	return (unsigned int)state < XIW_CONN_NUM_STATES ? names[state] : "?";
+}
+EXPORT_SYMBOL_IF_KUNIT(xiw_conn_state_name);
+
+/**
+ * xiw_conn_next - the table of a connection's life
+ * @state: the state now
+ * @ev: what happened
+ * @term_done: a TERMINATE went out, or came in, whole (the stream may end
+ *	in a FIN: the peer will not take part of one for an FPDU)
+ *
+ * The first event that closes decides how the stream ends, and its edge
+ * is the only one that queues close_work.  A graceful close stands
+ * against a later ERROR; only a broken socket turns it into a reset, until
+ * close_work commits.  Nothing leaves CLOSED.  A pure function: the KUnit
+ * suite xiw_conn_state walks every cell.
+ *
+ * Return: the next state and the XIW_CA_* actions of the edge.
+ */
+VISIBLE_IF_KUNIT struct xiw_conn_step
+xiw_conn_next(enum xiw_conn_state state, enum xiw_conn_ev ev, bool term_done)
+{
+	struct xiw_conn_step step = { .state = state };
+
+	switch (ev) {
+	case XIW_CEV_STARTED:
+		if (state == XIW_CONN_STARTING)
+			step.state = XIW_CONN_RUNNING;
+		return step;
+	case XIW_CEV_COMMIT:
+		if (state == XIW_CONN_CLOSE_FIN || state == XIW_CONN_CLOSE_RST)
+			step.state = XIW_CONN_CLOSED;
+		return step;
+	case XIW_CEV_QP_CLOSING:
+	case XIW_CEV_PEER_FIN:
+		step.state = XIW_CONN_CLOSE_FIN;
+		break;
+	case XIW_CEV_QP_ERROR:
+	case XIW_CEV_DESTROY:
+		step.state = term_done ? XIW_CONN_CLOSE_FIN : XIW_CONN_CLOSE_RST;
+		break;
+	case XIW_CEV_LLP_ERR:
+		if (state == XIW_CONN_CLOSE_FIN)
+			return (struct xiw_conn_step){ .state = XIW_CONN_CLOSE_RST };
+		step.state = XIW_CONN_CLOSE_RST;
+		break;
+	default:
+		return step;
+	}
+	if (!xiw_conn_open(state))
+		return (struct xiw_conn_step){ .state = state };
+	step.act = XIW_CA_CLOSE;
+	return step;
+}
+EXPORT_SYMBOL_IF_KUNIT(xiw_conn_next);
+
+/* A TERMINATE went out, or came in, whole: the stream may end in a FIN. */
+static bool xiw_conn_term_done(const struct xiw_conn *conn)
+{
+	if (test_bit(XIW_CONN_TERM_SENT, &conn->flags))
+		return true;
+	return test_bit(XIW_CONN_TERM_RCVD, &conn->flags) &&
+	       !test_bit(XIW_CONN_TERM_OUT, &conn->flags);
+}
+
+/*
+ * Move @conn by @ev: the one writer of conn->state.  What the edge asks
+ * for is done inside the locked section, so that it happens once and in
+ * the order of the events.  Any context; the caller holds a users
+ * reference (or is the start, close_work or detach) and not conn->lock.
+ *
+ * Return: the state before the event.
+ */
+static enum xiw_conn_state xiw_conn_event(struct xiw_conn *conn,
+					  enum xiw_conn_ev ev)
+{
+	enum xiw_conn_state old;
+	struct xiw_conn_step step;
+	unsigned long flags;
+
+	lockdep_assert_not_held(&conn->lock);
+	spin_lock_irqsave(&conn->lock, flags);
+	old = conn->state;
+	step = xiw_conn_next(old, ev, xiw_conn_term_done(conn));
+	WRITE_ONCE(conn->state, step.state);
+	if (step.act & XIW_CA_CLOSE)
+		queue_work(xiw_close_wq, &conn->close_work);
+	spin_unlock_irqrestore(&conn->lock, flags);
+	trace_xiw_conn_state(xiw_qp_id(conn->qp), ev, old, step.state);
+	return old;
 }
 
 /* Give the connection back from its offload backend. */
@@ -111,16 +226,18 @@ static void xiw_conn_offload_start(struct xiw_conn *conn, const char *name)
 
 /*
  * The socket callbacks are the data path's from before the connection is
- * published (xiw_conn_start()), but do nothing until it is started: what
- * arrives in between stays in the socket, and the start reads it.
- * STARTED is set under the write side of sk_callback_lock, so a callback
- * either sees it or ran before the start's own read.
+ * published (xiw_conn_start()), but do nothing while it is STARTING: what
+ * arrives meanwhile stays in the socket, and the start reads it.  The
+ * start leaves STARTING under the write side of sk_callback_lock, so a
+ * callback either sees it left or ran before the start's own read.
  */
 static struct xiw_conn *xiw_sk_conn_started(struct sock *sk)
 {
 	struct xiw_conn *conn = xiw_sk_conn(sk);
 
-	return conn && test_bit(XIW_CONN_STARTED, &conn->flags) ? conn : NULL;
+	if (!conn || READ_ONCE(conn->state) == XIW_CONN_STARTING)
+		return NULL;
+	return conn;
 }
 
 static void xiw_conn_data_ready(struct sock *sk)
@@ -193,35 +310,24 @@ static void xiw_conn_close_work(struct work_struct *work)
 
 	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
 	cancel_work_sync(&conn->tx_work);
-	/* A doorbell may be running the engine in its caller: wait it out. */
+	/*
+	 * The commit.  A doorbell may be running the engine in its caller,
+	 * and the engine's socket error may still turn a graceful close
+	 * into a reset: under tx_mutex, after the last run, how the stream
+	 * ends is decided for good.
+	 */
 	mutex_lock(&conn->tx_mutex);
+	abrupt = xiw_conn_event(conn, XIW_CEV_COMMIT) == XIW_CONN_CLOSE_RST;
 	mutex_unlock(&conn->tx_mutex);
 	/* The engine is done with any TERMINATE: no bound to keep. */
 	cancel_delayed_work_sync(&conn->term_work);
 
 	xiw_conn_offload_stop(conn);
-	abrupt = test_bit(XIW_CONN_ABRUPT, &conn->flags);
 	conn->cm_ops->llp_close(conn->cm_ctx, abrupt);
 
 	/* After a graceful close, whatever is still queued is flushed. */
 	if (READ_ONCE(qp->state) == XIW_QP_CLOSING)
 		xiw_qp_modify(qp, XIW_QP_ERROR);
-}
-
-/*
- * The first request decides how the stream ends: a QP destroyed right
- * after a graceful disconnect still sends its FIN, not a reset.  The
- * request queues close_work at once, even before the start is done: the
- * socket's callbacks it gives back are ours from before the connection
- * could be found.
- */
-static void xiw_conn_schedule_close(struct xiw_conn *conn, bool abrupt)
-{
-	if (test_and_set_bit(XIW_CONN_CLOSE_REQUESTED, &conn->flags))
-		return;
-	if (abrupt)
-		set_bit(XIW_CONN_ABRUPT, &conn->flags);
-	queue_work(xiw_close_wq, &conn->close_work);
 }
 
 /**
@@ -286,7 +392,7 @@ static void xiw_conn_term_work(struct work_struct *work)
 		container_of(to_delayed_work(work), struct xiw_conn, term_work);
 
 	if (test_bit(XIW_CONN_TERM_SENT, &conn->flags) ||
-	    test_bit(XIW_CONN_CLOSE_REQUESTED, &conn->flags))
+	    !xiw_conn_open(READ_ONCE(conn->state)))
 		return;
 	pr_info_ratelimited("QP %u: TERMINATE not taken by TCP within %u s, resetting\n",
 			    xiw_qp_id(conn->qp), XIW_CONN_TERM_TIMEOUT / HZ);
@@ -387,15 +493,6 @@ out:
 	xiw_conn_put_user(conn);
 }
 
-/* A TERMINATE went out, or came in, whole: the stream may end in a FIN. */
-static bool xiw_conn_term_done(const struct xiw_conn *conn)
-{
-	if (test_bit(XIW_CONN_TERM_SENT, &conn->flags))
-		return true;
-	return test_bit(XIW_CONN_TERM_RCVD, &conn->flags) &&
-	       !test_bit(XIW_CONN_TERM_OUT, &conn->flags);
-}
-
 static void xiw_conn_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
 				  enum xiw_qp_state new)
 {
@@ -405,7 +502,7 @@ static void xiw_conn_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
 		return;
 	switch (new) {
 	case XIW_QP_CLOSING:
-		xiw_conn_schedule_close(conn, false);
+		xiw_conn_event(conn, XIW_CEV_QP_CLOSING);
 		break;
 	case XIW_QP_TERMINATE:
 		/* Moved here by verbs without an error of ours: report one. */
@@ -413,15 +510,16 @@ static void xiw_conn_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
 		break;
 	case XIW_QP_ERROR:
 		/*
-		 * After a graceful disconnect or a TERMINATE either way: FIN,
-		 * not RST, which would throw away what the socket still
-		 * holds, the TERMINATE itself among it.  A TERMINATE of ours
-		 * cut short (the peer's came meanwhile, or term_work gave up
-		 * on it) must not be followed by a FIN: the peer would take
-		 * the piece for the start of an FPDU.
+		 * From CLOSING it ends the graceful close CLOSING asked for
+		 * (whose hook may be running behind this one on another
+		 * CPU).  Otherwise the table decides: after a TERMINATE
+		 * either way a FIN, not a reset, which would throw away what
+		 * the socket still holds, the TERMINATE itself among it; a
+		 * TERMINATE of ours cut short must not be followed by a FIN,
+		 * the peer would take the piece for the start of an FPDU.
 		 */
-		xiw_conn_schedule_close(conn, old != XIW_QP_CLOSING &&
-					!xiw_conn_term_done(conn));
+		xiw_conn_event(conn, old == XIW_QP_CLOSING ?
+				     XIW_CEV_QP_CLOSING : XIW_CEV_QP_ERROR);
 		break;
 	default:
 		break;
@@ -475,21 +573,22 @@ static void xiw_conn_free(struct xiw_conn *conn)
  * destroy_qp has withdrawn the connection from @qp (xiw_destroy_qp()):
  * close it as the QP's move to ERROR would have -- in order after a
  * TERMINATE went out or came in whole, with a reset otherwise, unless a
- * close was requested already (the first request decides: a graceful
- * disconnect keeps its FIN) -- and free it.
+ * close was decided already (a graceful disconnect keeps its FIN) -- and
+ * free it.
  */
 static void xiw_conn_detach(struct xiw_qp *qp, void *tctx)
 {
 	struct xiw_conn *conn = tctx;
 
 	might_sleep();
-	xiw_conn_schedule_close(conn, !xiw_conn_term_done(conn));
+	xiw_conn_event(conn, XIW_CEV_DESTROY);
 	/*
 	 * Hooks that found the connection before destroy_qp withdrew it may
 	 * still run (see xiw_conn_from_qp()), and so may xiw_conn_start(),
 	 * which holds its own reference to its end; they finish before it
-	 * goes.  close_work is queued by now, by this request or an earlier
-	 * one, and nothing queues it again: this is its one flush.
+	 * goes.  The connection is closing now, so close_work was queued on
+	 * the edge that closed it and nothing queues it again: this is its
+	 * one flush.
 	 */
 	xiw_conn_put_user(conn);
 	wait_for_completion(&conn->users_gone);
@@ -682,8 +781,9 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	if (rv)
 		goto err_restore;
 
+	/* A close decided meanwhile stands: it has queued close_work. */
 	write_lock_bh(&sk->sk_callback_lock);
-	set_bit(XIW_CONN_STARTED, &conn->flags);
+	xiw_conn_event(conn, XIW_CEV_STARTED);
 	write_unlock_bh(&sk->sk_callback_lock);
 
 	/*
@@ -744,10 +844,10 @@ void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 		goto out;
 	}
 	if (err)
-		set_bit(XIW_CONN_ABRUPT, &conn->flags);
-	if (state == XIW_QP_CLOSING)
-		xiw_conn_schedule_close(conn, !!err);
-	else
+		xiw_conn_event(conn, XIW_CEV_LLP_ERR);
+	else if (state == XIW_QP_CLOSING)
+		xiw_conn_event(conn, XIW_CEV_PEER_FIN);
+	if (state != XIW_QP_CLOSING)
 		xiw_qp_modify(qp, XIW_QP_ERROR);
 out:
 	xiw_conn_put_user(conn);
@@ -806,6 +906,8 @@ int xiw_conn_fill_res(struct sk_buff *msg, struct xiw_qp *qp)
 	    rdma_nl_put_driver_u32(msg, "tcp_retransmits",
 				   READ_ONCE(tcp_sk(sk)->total_retrans)) ||
 	    xiw_mpa_fill_res(msg, &conn->mpa) ||
+	    rdma_nl_put_driver_string(msg, "conn_state",
+				      xiw_conn_state_name(READ_ONCE(conn->state))) ||
 	    rdma_nl_put_driver_u32(msg, "tx_batch", conn->tx_batch) ||
 	    rdma_nl_put_driver_u32(msg, "soft_rnr_ms", conn->rnr_ms))
 		rv = -EMSGSIZE;

@@ -171,14 +171,70 @@ struct xiw_tx_pq {
 	struct xiw_tx_pend slot[] __counted_by(nslots);
 };
 
-#define XIW_CONN_CLOSE_REQUESTED 0	/* the first close request decides */
-#define XIW_CONN_RX_DEAD	1	/* drop everything received */
-#define XIW_CONN_TX_DEAD	2	/* transmit nothing more */
-#define XIW_CONN_ABRUPT		3	/* close with a reset */
-#define XIW_CONN_STARTED	4	/* published: the callbacks may act */
-#define XIW_CONN_TERM_SENT	5	/* our TERMINATE is wholly in the socket */
-#define XIW_CONN_TERM_OUT	6	/* our TERMINATE is in tx_buf, going out */
-#define XIW_CONN_TERM_RCVD	7	/* the peer's TERMINATE arrived */
+#define XIW_CONN_RX_DEAD	0	/* drop everything received */
+#define XIW_CONN_TX_DEAD	1	/* transmit nothing more */
+#define XIW_CONN_TERM_SENT	2	/* our TERMINATE is wholly in the socket */
+#define XIW_CONN_TERM_OUT	3	/* our TERMINATE is in tx_buf, going out */
+#define XIW_CONN_TERM_RCVD	4	/* the peer's TERMINATE arrived */
+
+/**
+ * enum xiw_conn_state - where a connection is in its life
+ * @XIW_CONN_STARTING: the socket's callbacks are taken, the start has
+ *	not finished: they read nothing and kick nothing
+ * @XIW_CONN_RUNNING: both engines run
+ * @XIW_CONN_CLOSE_FIN: close decided, the stream ends with a FIN;
+ *	close_work is queued
+ * @XIW_CONN_CLOSE_RST: close decided, the stream ends with a reset;
+ *	close_work is queued
+ * @XIW_CONN_CLOSED: close_work has stopped the engines and decided how
+ *	the stream ends; llp_close follows
+ *
+ * Design.rst, "A connection's life", has the transitions.
+ */
+enum xiw_conn_state {
+	XIW_CONN_STARTING,
+	XIW_CONN_RUNNING,
+	XIW_CONN_CLOSE_FIN,
+	XIW_CONN_CLOSE_RST,
+	XIW_CONN_CLOSED,
+	XIW_CONN_NUM_STATES
+};
+
+/**
+ * enum xiw_conn_ev - what moves a connection (xiw_conn_event())
+ * @XIW_CEV_STARTED: xiw_conn_start() has published it
+ * @XIW_CEV_QP_CLOSING: the QP moved to CLOSING (verbs, iw_cm, the CM),
+ *	or from CLOSING to ERROR
+ * @XIW_CEV_QP_ERROR: the QP moved to ERROR from RTS or TERMINATE
+ * @XIW_CEV_DESTROY: destroy_qp withdrew it
+ * @XIW_CEV_PEER_FIN: the peer's FIN came while the QP is CLOSING
+ * @XIW_CEV_LLP_ERR: the socket failed (the CM, the transmit engine)
+ * @XIW_CEV_COMMIT: close_work has stopped the engines
+ * @XIW_CEV_NUM: number of events
+ */
+enum xiw_conn_ev {
+	XIW_CEV_STARTED,
+	XIW_CEV_QP_CLOSING,
+	XIW_CEV_QP_ERROR,
+	XIW_CEV_DESTROY,
+	XIW_CEV_PEER_FIN,
+	XIW_CEV_LLP_ERR,
+	XIW_CEV_COMMIT,
+	XIW_CEV_NUM
+};
+
+/* What xiw_conn_event() does on an edge of the table. */
+#define XIW_CA_CLOSE	BIT(0)	/* queue close_work */
+
+/**
+ * struct xiw_conn_step - one cell of the connection's table
+ * @state: the state after the event
+ * @act: XIW_CA_* actions
+ */
+struct xiw_conn_step {
+	enum xiw_conn_state state;
+	u32 act;
+};
 
 /*
  * How long a TERMINATE may wait for room in the socket (behind an FPDU
@@ -200,6 +256,8 @@ struct xiw_tx_pq {
  * @saved_data_ready: socket callback replaced by xiw_conn_start()
  * @saved_write_space: socket callback replaced by xiw_conn_start()
  * @flags: XIW_CONN_* bits
+ * @state: enum xiw_conn_state; written by xiw_conn_event() only, under
+ *	@lock, read anywhere with READ_ONCE()
  * @tx_cpu: CPU @tx_work runs on; a streaming doorbell may move it away
  *	from the poster's CPU (READ_ONCE/WRITE_ONCE)
  * @tx_work: transmit engine (xiw_qp_tx.c)
@@ -304,6 +362,7 @@ struct xiw_conn {
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);
 	unsigned long flags;
+	enum xiw_conn_state state;
 	int tx_cpu;
 	struct work_struct tx_work;
 	struct mutex tx_mutex;		/* the transmit engine */
@@ -373,6 +432,12 @@ struct xiw_conn {
 };
 
 /* xiw_conn.c */
+#if IS_ENABLED(CONFIG_KUNIT)
+/* static unless KUnit is built: the conn suite walks the table */
+struct xiw_conn_step xiw_conn_next(enum xiw_conn_state state,
+				   enum xiw_conn_ev ev, bool term_done);
+const char *xiw_conn_state_name(enum xiw_conn_state state);
+#endif
 void xiw_conn_kick_tx(struct xiw_conn *conn);
 void xiw_conn_rnr_hold(struct xiw_conn *conn);
 void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,

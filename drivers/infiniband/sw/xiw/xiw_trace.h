@@ -9,6 +9,8 @@
  *   xiw_term		a TERMINATE sent or received, with its triplet
  *   xiw_soft_rnr	a Send held for want of a receive, let go, or
  *			timed out
+ *   xiw_conn_state	an event of a connection's life, and the state it
+ *			moved the connection from and to
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM xiw
@@ -19,6 +21,7 @@
 #include <linux/tracepoint.h>
 #include <rdma/ib_verbs.h>
 
+#include "xiw_dp.h"
 #include "xiw_proto.h"
 
 TRACE_EVENT(xiw_cm_event,
@@ -128,6 +131,55 @@ TRACE_EVENT(xiw_soft_rnr,
 	TP_printk("qp %u msn %u %s", __entry->qpn, __entry->msn,
 		  __print_symbolic(__entry->what, { 0, "held" },
 				   { 1, "released" }, { 2, "timed out" }))
+);
+
+TRACE_DEFINE_ENUM(XIW_CONN_STARTING);
+TRACE_DEFINE_ENUM(XIW_CONN_RUNNING);
+TRACE_DEFINE_ENUM(XIW_CONN_CLOSE_FIN);
+TRACE_DEFINE_ENUM(XIW_CONN_CLOSE_RST);
+TRACE_DEFINE_ENUM(XIW_CONN_CLOSED);
+TRACE_DEFINE_ENUM(XIW_CEV_STARTED);
+TRACE_DEFINE_ENUM(XIW_CEV_QP_CLOSING);
+TRACE_DEFINE_ENUM(XIW_CEV_QP_ERROR);
+TRACE_DEFINE_ENUM(XIW_CEV_DESTROY);
+TRACE_DEFINE_ENUM(XIW_CEV_PEER_FIN);
+TRACE_DEFINE_ENUM(XIW_CEV_LLP_ERR);
+TRACE_DEFINE_ENUM(XIW_CEV_COMMIT);
+
+#define xiw_show_conn_state(s)					\
+	__print_symbolic(s, { XIW_CONN_STARTING, "STARTING" },	\
+			 { XIW_CONN_RUNNING, "RUNNING" },		\
+			 { XIW_CONN_CLOSE_FIN, "CLOSE_FIN" },		\
+			 { XIW_CONN_CLOSE_RST, "CLOSE_RST" },		\
+			 { XIW_CONN_CLOSED, "CLOSED" })
+
+TRACE_EVENT(xiw_conn_state,
+	TP_PROTO(u32 qpn, enum xiw_conn_ev ev, enum xiw_conn_state from,
+		 enum xiw_conn_state to),
+	TP_ARGS(qpn, ev, from, to),
+	TP_STRUCT__entry(
+		__field(u32, qpn)
+		__field(int, ev)
+		__field(int, from)
+		__field(int, to)
+	),
+	TP_fast_assign(
+		__entry->qpn = qpn;
+		__entry->ev = ev;
+		__entry->from = from;
+		__entry->to = to;
+	),
+	TP_printk("qp %u %s: %s -> %s", __entry->qpn,
+		  __print_symbolic(__entry->ev,
+				   { XIW_CEV_STARTED, "STARTED" },
+				   { XIW_CEV_QP_CLOSING, "QP_CLOSING" },
+				   { XIW_CEV_QP_ERROR, "QP_ERROR" },
+				   { XIW_CEV_DESTROY, "DESTROY" },
+				   { XIW_CEV_PEER_FIN, "PEER_FIN" },
+				   { XIW_CEV_LLP_ERR, "LLP_ERR" },
+				   { XIW_CEV_COMMIT, "COMMIT" }),
+		  xiw_show_conn_state(__entry->from),
+		  xiw_show_conn_state(__entry->to))
 );
 
 #endif /* _XIW_TRACE_H */
