@@ -184,6 +184,10 @@ t_trace() {
 		fail "no connection start traced"
 	grep -q "xiw_conn_state: qp [0-9]* COMMIT: CLOSE_FIN -> CLOSED" "$XIW_TMP/trace.txt" ||
 		fail "no graceful close traced"
+	grep -q "xiw_conn_state: qp [0-9]* TERMINATE: RUNNING -> TERM_QUEUED" "$XIW_TMP/trace.txt" ||
+		fail "the CRC error's TERMINATE not queued"
+	grep -q "xiw_conn_state: qp [0-9]* TERM_SENT: TERM_OUT -> CLOSE_FIN" "$XIW_TMP/trace.txt" ||
+		fail "the CRC error's TERMINATE not sent whole"
 }
 
 ktap_header

@@ -49,9 +49,10 @@ static struct xiw_conn *xiw_sk_conn(struct sock *sk)
 	return sku ? sku->conn : NULL;
 }
 
+/* Not closing yet: an event may still decide how the stream ends. */
 static bool xiw_conn_open(enum xiw_conn_state state)
 {
-	return state == XIW_CONN_STARTING || state == XIW_CONN_RUNNING;
+	return state < XIW_CONN_CLOSE_FIN;
 }
 
 /**
@@ -65,6 +66,8 @@ VISIBLE_IF_KUNIT const char *xiw_conn_state_name(enum xiw_conn_state state)
 	static const char * const names[XIW_CONN_NUM_STATES] = {
 		[XIW_CONN_STARTING] = "STARTING",
 		[XIW_CONN_RUNNING] = "RUNNING",
+		[XIW_CONN_TERM_QUEUED] = "TERM_QUEUED",
+		[XIW_CONN_TERM_OUT] = "TERM_OUT",
 		[XIW_CONN_CLOSE_FIN] = "CLOSE_FIN",
 		[XIW_CONN_CLOSE_RST] = "CLOSE_RST",
 		[XIW_CONN_CLOSED] = "CLOSED",
@@ -78,20 +81,26 @@ EXPORT_SYMBOL_IF_KUNIT(xiw_conn_state_name);
  * xiw_conn_next - the table of a connection's life
  * @state: the state now
  * @ev: what happened
- * @term_done: a TERMINATE went out, or came in, whole (the stream may end
- *	in a FIN: the peer will not take part of one for an FPDU)
  *
- * The first event that closes decides how the stream ends, and its edge
- * is the only one that queues close_work.  A graceful close stands
- * against a later ERROR; only a broken socket turns it into a reset, until
- * close_work commits.  Nothing leaves CLOSED.  A pure function: the KUnit
- * suite xiw_conn_state walks every cell.
+ * The first error is the one a TERMINATE reports: the edge into
+ * TERM_QUEUED records it, and later ones change nothing.  The first event
+ * that closes decides how the stream ends, and its edge is the only one
+ * that queues close_work: in order (a FIN) after a graceful disconnect or
+ * a TERMINATE that went out or came in whole, with a reset otherwise --
+ * above all behind part of our TERMINATE, which the peer would take for
+ * the start of an FPDU.  A graceful close stands against a later ERROR;
+ * only a broken socket turns it into a reset, until close_work commits.
+ * Nothing leaves CLOSED.  STARTING is RUNNING for every event but
+ * STARTED.  A pure function: the KUnit suite xiw_conn_state walks every
+ * cell.
  *
  * Return: the next state and the XIW_CA_* actions of the edge.
  */
 VISIBLE_IF_KUNIT struct xiw_conn_step
-xiw_conn_next(enum xiw_conn_state state, enum xiw_conn_ev ev, bool term_done)
+xiw_conn_next(enum xiw_conn_state state, enum xiw_conn_ev ev)
 {
+	bool running = state == XIW_CONN_STARTING ||
+		       state == XIW_CONN_RUNNING;
 	struct xiw_conn_step step = { .state = state };
 
 	switch (ev) {
@@ -100,51 +109,105 @@ xiw_conn_next(enum xiw_conn_state state, enum xiw_conn_ev ev, bool term_done)
 			step.state = XIW_CONN_RUNNING;
 		return step;
 	case XIW_CEV_COMMIT:
-		if (state == XIW_CONN_CLOSE_FIN || state == XIW_CONN_CLOSE_RST)
+		if (state == XIW_CONN_CLOSE_FIN)
 			step.state = XIW_CONN_CLOSED;
+		if (state == XIW_CONN_CLOSE_RST)
+			step = (struct xiw_conn_step){ XIW_CONN_CLOSED,
+						       XIW_CA_ABRUPT };
+		return step;
+	case XIW_CEV_TERMINATE:
+		if (running)
+			step = (struct xiw_conn_step){ XIW_CONN_TERM_QUEUED,
+						       XIW_CA_TERM_QUEUE };
+		return step;
+	case XIW_CEV_TERM_BUILT:
+		if (state == XIW_CONN_TERM_QUEUED)
+			step = (struct xiw_conn_step){ XIW_CONN_TERM_OUT,
+						       XIW_CA_SEND_TERM };
 		return step;
 	case XIW_CEV_QP_CLOSING:
 	case XIW_CEV_PEER_FIN:
-		step.state = XIW_CONN_CLOSE_FIN;
+		/* An SQD while our TERMINATE is due: term_work bounds it. */
+		if (running)
+			step.state = XIW_CONN_CLOSE_FIN;
 		break;
+	case XIW_CEV_TERM_TIMEOUT:
+		if (running)
+			return step;
+		fallthrough;
 	case XIW_CEV_QP_ERROR:
 	case XIW_CEV_DESTROY:
-		step.state = term_done ? XIW_CONN_CLOSE_FIN : XIW_CONN_CLOSE_RST;
+		step.state = XIW_CONN_CLOSE_RST;
 		break;
 	case XIW_CEV_LLP_ERR:
 		if (state == XIW_CONN_CLOSE_FIN)
 			return (struct xiw_conn_step){ .state = XIW_CONN_CLOSE_RST };
 		step.state = XIW_CONN_CLOSE_RST;
 		break;
+	case XIW_CEV_TERM_SENT:
+		if (state == XIW_CONN_TERM_OUT)
+			step.state = XIW_CONN_CLOSE_FIN;
+		break;
+	case XIW_CEV_PEER_TERM:
+		/* Ours cut short: no FIN behind the piece. */
+		step.state = state == XIW_CONN_TERM_OUT ? XIW_CONN_CLOSE_RST :
+							  XIW_CONN_CLOSE_FIN;
+		break;
 	default:
 		return step;
 	}
 	if (!xiw_conn_open(state))
 		return (struct xiw_conn_step){ .state = state };
-	step.act = XIW_CA_CLOSE;
+	if (!xiw_conn_open(step.state))
+		step.act = XIW_CA_CLOSE;
 	return step;
 }
 EXPORT_SYMBOL_IF_KUNIT(xiw_conn_next);
 
-/* A TERMINATE went out, or came in, whole: the stream may end in a FIN. */
-static bool xiw_conn_term_done(const struct xiw_conn *conn)
+/* Record the cause of the TERMINATE; on the edge into TERM_QUEUED only. */
+static void xiw_conn_record_locked(struct xiw_conn *conn,
+				   const struct xiw_conn_cause *cause)
 {
-	if (test_bit(XIW_CONN_TERM_SENT, &conn->flags))
-		return true;
-	return test_bit(XIW_CONN_TERM_RCVD, &conn->flags) &&
-	       !test_bit(XIW_CONN_TERM_OUT, &conn->flags);
+	size_t len = cause->hdr ? min(cause->hdr_len, sizeof(conn->term_hdr)) : 0;
+
+	lockdep_assert_held(&conn->lock);
+	conn->term_err = cause->err;
+	if (len)
+		memcpy(conn->term_hdr, cause->hdr, len);
+	conn->term_hdr_len = len;
 }
 
-/*
- * Move @conn by @ev: the one writer of conn->state.  What the edge asks
- * for is done inside the locked section, so that it happens once and in
- * the order of the events.  Any context; the caller holds a users
- * reference (or is the start, close_work or detach) and not conn->lock.
+/* The consumer learns of the error the TERMINATE will report. */
+static void xiw_conn_raise(struct xiw_conn *conn,
+			   const struct xiw_conn_cause *cause)
+{
+	struct xiw_term_code tc = {};
+
+	xiw_proto_err_term(cause->err, &tc);
+	ibdev_dbg(conn->qp->base_qp.device,
+		  "QP %u: %s, TERMINATE layer %u type %u code 0x%02x\n",
+		  xiw_qp_id(conn->qp), xiw_proto_err_name(cause->err),
+		  tc.layer, tc.etype, tc.ecode);
+	xiw_qp_event(conn->qp, tc.layer, tc.etype);
+}
+
+/**
+ * xiw_conn_event - move a connection by an event
+ * @conn: the connection
+ * @ev: what happened
+ * @cause: for XIW_CEV_TERMINATE, the error; else NULL
  *
- * Return: the state before the event.
+ * The one writer of @conn->state.  What the edge asks for under the lock
+ * (close_work, term_work, the cause) happens once and in the order of the
+ * events; the calls out (the consumer's event, the QP's move, a kick) come
+ * after it, and an event they cause comes back here as any other.  Any
+ * context; the caller holds a users reference (or is the start,
+ * close_work, term_work or detach) and not @conn->lock.
+ *
+ * Return: the XIW_CA_* actions of the edge taken (0 if it moved nothing).
  */
-static enum xiw_conn_state xiw_conn_event(struct xiw_conn *conn,
-					  enum xiw_conn_ev ev)
+u32 xiw_conn_event(struct xiw_conn *conn, enum xiw_conn_ev ev,
+		   const struct xiw_conn_cause *cause)
 {
 	enum xiw_conn_state old;
 	struct xiw_conn_step step;
@@ -153,13 +216,30 @@ static enum xiw_conn_state xiw_conn_event(struct xiw_conn *conn,
 	lockdep_assert_not_held(&conn->lock);
 	spin_lock_irqsave(&conn->lock, flags);
 	old = conn->state;
-	step = xiw_conn_next(old, ev, xiw_conn_term_done(conn));
+	step = xiw_conn_next(old, ev);
 	WRITE_ONCE(conn->state, step.state);
+	if (step.act & XIW_CA_RECORD)
+		xiw_conn_record_locked(conn, cause);
+	if (step.act & XIW_CA_TERM_TIMER)
+		queue_delayed_work(xiw_close_wq, &conn->term_work,
+				   XIW_CONN_TERM_TIMEOUT);
 	if (step.act & XIW_CA_CLOSE)
 		queue_work(xiw_close_wq, &conn->close_work);
 	spin_unlock_irqrestore(&conn->lock, flags);
 	trace_xiw_conn_state(xiw_qp_id(conn->qp), ev, old, step.state);
-	return old;
+
+	if (step.act & XIW_CA_RAISE)
+		xiw_conn_raise(conn, cause);
+	if (step.act & XIW_CA_QP_TERMINATE) {
+		/* Verbs moved it to ERROR first: no TERMINATE then. */
+		if (xiw_qp_modify(conn->qp, XIW_QP_TERMINATE)) {
+			xiw_qp_modify(conn->qp, XIW_QP_ERROR);
+			return step.act;
+		}
+	}
+	if (step.act & XIW_CA_KICK)
+		xiw_conn_kick_tx(conn);
+	return step.act;
 }
 
 /* Give the connection back from its offload backend. */
@@ -317,7 +397,7 @@ static void xiw_conn_close_work(struct work_struct *work)
 	 * ends is decided for good.
 	 */
 	mutex_lock(&conn->tx_mutex);
-	abrupt = xiw_conn_event(conn, XIW_CEV_COMMIT) == XIW_CONN_CLOSE_RST;
+	abrupt = xiw_conn_event(conn, XIW_CEV_COMMIT, NULL) & XIW_CA_ABRUPT;
 	mutex_unlock(&conn->tx_mutex);
 	/* The engine is done with any TERMINATE: no bound to keep. */
 	cancel_delayed_work_sync(&conn->term_work);
@@ -337,48 +417,22 @@ static void xiw_conn_close_work(struct work_struct *work)
  * @hdr: octets of the offending FPDU from ULPDU_Length on, or NULL
  * @hdr_len: octets at @hdr
  *
- * The first error wins.  Any context.
+ * The first error wins (XIW_CEV_TERMINATE).  The transmit engine sends
+ * the TERMINATE, then moves the QP to ERROR; it waits for room in the
+ * socket as long as it needs, and term_work bounds that wait.  Any
+ * context.
  */
 void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
 		   const u8 *hdr, size_t hdr_len)
 {
-	struct xiw_term_code tc = {};
-	unsigned long flags;
-	bool first = false;
+	const struct xiw_conn_cause cause = {
+		.err = err,
+		.hdr = hdr,
+		.hdr_len = hdr_len,
+	};
 
 	set_bit(XIW_CONN_RX_DEAD, &conn->flags);
-	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->term_err == XIW_OK) {
-		conn->term_err = err;
-		hdr_len = min_t(size_t, hdr_len, sizeof(conn->term_hdr));
-		if (hdr && hdr_len)
-			memcpy(conn->term_hdr, hdr, hdr_len);
-		conn->term_hdr_len = hdr ? hdr_len : 0;
-		conn->term_pending = true;
-		first = true;
-	}
-	spin_unlock_irqrestore(&conn->lock, flags);
-	if (!first)
-		return;
-
-	xiw_proto_err_term(err, &tc);
-	ibdev_dbg(conn->qp->base_qp.device,
-		  "QP %u: %s, TERMINATE layer %u type %u code 0x%02x\n",
-		  xiw_qp_id(conn->qp), xiw_proto_err_name(err), tc.layer,
-		  tc.etype, tc.ecode);
-	xiw_qp_event(conn->qp, tc.layer, tc.etype);
-	/*
-	 * The transmit engine sends the TERMINATE, then moves to ERROR.  It
-	 * waits for room in the socket as long as it needs, and term_work
-	 * bounds that wait.
-	 */
-	if (xiw_qp_modify(conn->qp, XIW_QP_TERMINATE)) {
-		xiw_qp_modify(conn->qp, XIW_QP_ERROR);
-		return;
-	}
-	queue_delayed_work(xiw_close_wq, &conn->term_work,
-			   XIW_CONN_TERM_TIMEOUT);
-	xiw_conn_kick_tx(conn);
+	xiw_conn_event(conn, XIW_CEV_TERMINATE, &cause);
 }
 
 /*
@@ -391,8 +445,7 @@ static void xiw_conn_term_work(struct work_struct *work)
 	struct xiw_conn *conn =
 		container_of(to_delayed_work(work), struct xiw_conn, term_work);
 
-	if (test_bit(XIW_CONN_TERM_SENT, &conn->flags) ||
-	    !xiw_conn_open(READ_ONCE(conn->state)))
+	if (!(xiw_conn_event(conn, XIW_CEV_TERM_TIMEOUT, NULL) & XIW_CA_CLOSE))
 		return;
 	pr_info_ratelimited("QP %u: TERMINATE not taken by TCP within %u s, resetting\n",
 			    xiw_qp_id(conn->qp), XIW_CONN_TERM_TIMEOUT / HZ);
@@ -502,7 +555,7 @@ static void xiw_conn_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
 		return;
 	switch (new) {
 	case XIW_QP_CLOSING:
-		xiw_conn_event(conn, XIW_CEV_QP_CLOSING);
+		xiw_conn_event(conn, XIW_CEV_QP_CLOSING, NULL);
 		break;
 	case XIW_QP_TERMINATE:
 		/* Moved here by verbs without an error of ours: report one. */
@@ -519,7 +572,7 @@ static void xiw_conn_state_change(struct xiw_qp *qp, enum xiw_qp_state old,
 		 * the peer would take the piece for the start of an FPDU.
 		 */
 		xiw_conn_event(conn, old == XIW_QP_CLOSING ?
-				     XIW_CEV_QP_CLOSING : XIW_CEV_QP_ERROR);
+				     XIW_CEV_QP_CLOSING : XIW_CEV_QP_ERROR, NULL);
 		break;
 	default:
 		break;
@@ -581,7 +634,7 @@ static void xiw_conn_detach(struct xiw_qp *qp, void *tctx)
 	struct xiw_conn *conn = tctx;
 
 	might_sleep();
-	xiw_conn_event(conn, XIW_CEV_DESTROY);
+	xiw_conn_event(conn, XIW_CEV_DESTROY, NULL);
 	/*
 	 * Hooks that found the connection before destroy_qp withdrew it may
 	 * still run (see xiw_conn_from_qp()), and so may xiw_conn_start(),
@@ -783,7 +836,7 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 
 	/* A close decided meanwhile stands: it has queued close_work. */
 	write_lock_bh(&sk->sk_callback_lock);
-	xiw_conn_event(conn, XIW_CEV_STARTED);
+	xiw_conn_event(conn, XIW_CEV_STARTED, NULL);
 	write_unlock_bh(&sk->sk_callback_lock);
 
 	/*
@@ -844,9 +897,9 @@ void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 		goto out;
 	}
 	if (err)
-		xiw_conn_event(conn, XIW_CEV_LLP_ERR);
+		xiw_conn_event(conn, XIW_CEV_LLP_ERR, NULL);
 	else if (state == XIW_QP_CLOSING)
-		xiw_conn_event(conn, XIW_CEV_PEER_FIN);
+		xiw_conn_event(conn, XIW_CEV_PEER_FIN, NULL);
 	if (state != XIW_QP_CLOSING)
 		xiw_qp_modify(qp, XIW_QP_ERROR);
 out:

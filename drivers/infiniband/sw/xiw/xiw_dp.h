@@ -173,15 +173,16 @@ struct xiw_tx_pq {
 
 #define XIW_CONN_RX_DEAD	0	/* drop everything received */
 #define XIW_CONN_TX_DEAD	1	/* transmit nothing more */
-#define XIW_CONN_TERM_SENT	2	/* our TERMINATE is wholly in the socket */
-#define XIW_CONN_TERM_OUT	3	/* our TERMINATE is in tx_buf, going out */
-#define XIW_CONN_TERM_RCVD	4	/* the peer's TERMINATE arrived */
 
 /**
  * enum xiw_conn_state - where a connection is in its life
  * @XIW_CONN_STARTING: the socket's callbacks are taken, the start has
  *	not finished: they read nothing and kick nothing
  * @XIW_CONN_RUNNING: both engines run
+ * @XIW_CONN_TERM_QUEUED: the first error is recorded; the transmit engine
+ *	finishes the FPDU it is in and sends our TERMINATE next
+ * @XIW_CONN_TERM_OUT: our TERMINATE is built and going into the socket;
+ *	nothing else is sent
  * @XIW_CONN_CLOSE_FIN: close decided, the stream ends with a FIN;
  *	close_work is queued
  * @XIW_CONN_CLOSE_RST: close decided, the stream ends with a reset;
@@ -194,6 +195,8 @@ struct xiw_tx_pq {
 enum xiw_conn_state {
 	XIW_CONN_STARTING,
 	XIW_CONN_RUNNING,
+	XIW_CONN_TERM_QUEUED,
+	XIW_CONN_TERM_OUT,
 	XIW_CONN_CLOSE_FIN,
 	XIW_CONN_CLOSE_RST,
 	XIW_CONN_CLOSED,
@@ -209,6 +212,13 @@ enum xiw_conn_state {
  * @XIW_CEV_DESTROY: destroy_qp withdrew it
  * @XIW_CEV_PEER_FIN: the peer's FIN came while the QP is CLOSING
  * @XIW_CEV_LLP_ERR: the socket failed (the CM, the transmit engine)
+ * @XIW_CEV_TERMINATE: a TERMINATE is due: a protocol error of either
+ *	engine, or verbs moved the QP to TERMINATE (xiw_conn_fail())
+ * @XIW_CEV_TERM_BUILT: the transmit engine built our TERMINATE
+ * @XIW_CEV_TERM_SENT: our TERMINATE is wholly in the socket
+ * @XIW_CEV_TERM_TIMEOUT: term_work: our TERMINATE is not wholly in the
+ *	socket XIW_CONN_TERM_TIMEOUT after the error
+ * @XIW_CEV_PEER_TERM: the peer's TERMINATE arrived
  * @XIW_CEV_COMMIT: close_work has stopped the engines
  * @XIW_CEV_NUM: number of events
  */
@@ -219,12 +229,45 @@ enum xiw_conn_ev {
 	XIW_CEV_DESTROY,
 	XIW_CEV_PEER_FIN,
 	XIW_CEV_LLP_ERR,
+	XIW_CEV_TERMINATE,
+	XIW_CEV_TERM_BUILT,
+	XIW_CEV_TERM_SENT,
+	XIW_CEV_TERM_TIMEOUT,
+	XIW_CEV_PEER_TERM,
 	XIW_CEV_COMMIT,
 	XIW_CEV_NUM
 };
 
-/* What xiw_conn_event() does on an edge of the table. */
-#define XIW_CA_CLOSE	BIT(0)	/* queue close_work */
+/*
+ * What an edge of the table asks for.  xiw_conn_event() does the first
+ * three inside conn->lock and the next three after it; the last two are
+ * for its caller.
+ */
+#define XIW_CA_CLOSE		BIT(0)	/* queue close_work */
+#define XIW_CA_RECORD		BIT(1)	/* record the TERMINATE's cause */
+#define XIW_CA_TERM_TIMER	BIT(2)	/* arm term_work */
+#define XIW_CA_RAISE		BIT(3)	/* the QP's asynchronous error event */
+#define XIW_CA_QP_TERMINATE	BIT(4)	/* move the QP to TERMINATE */
+#define XIW_CA_KICK		BIT(5)	/* run the transmit engine */
+#define XIW_CA_SEND_TERM	BIT(6)	/* the engine sends the TERMINATE built */
+#define XIW_CA_ABRUPT		BIT(7)	/* the stream ends with a reset */
+
+/* The actions of the edge into TERM_QUEUED. */
+#define XIW_CA_TERM_QUEUE	(XIW_CA_RECORD | XIW_CA_TERM_TIMER | \
+				 XIW_CA_RAISE | XIW_CA_QP_TERMINATE | \
+				 XIW_CA_KICK)
+
+/**
+ * struct xiw_conn_cause - why a TERMINATE is due (XIW_CEV_TERMINATE)
+ * @err: the error; its TERMINATE triplet is sent
+ * @hdr: octets of the offending FPDU from ULPDU_Length on, or NULL
+ * @hdr_len: octets at @hdr
+ */
+struct xiw_conn_cause {
+	enum xiw_proto_err err;
+	const u8 *hdr;
+	size_t hdr_len;
+};
 
 /**
  * struct xiw_conn_step - one cell of the connection's table
@@ -291,10 +334,10 @@ struct xiw_conn_step {
  * @irq: ring of @ird inbound Read Requests
  * @irq_head: oldest entry
  * @irq_count: entries in use
- * @term_err: error to report in a TERMINATE, XIW_OK if none
+ * @term_err: error to report in a TERMINATE, XIW_OK if none; these three
+ *	are written once, on the edge into TERM_QUEUED
  * @term_hdr: octets of the offending FPDU (ULPDU_Length and headers)
  * @term_hdr_len: octets in @term_hdr
- * @term_pending: a TERMINATE is to be sent
  * @rtr_tx: P2P RTR still to be sent (initiator)
  * @rtr_rx: waiting for the initiator's RTR (responder); transmit holds
  * @tx_pq: ordered completions of transmitted work requests
@@ -387,7 +430,6 @@ struct xiw_conn {
 	enum xiw_proto_err term_err;
 	u8 term_hdr[XIW_RX_HDR_BUF];
 	u32 term_hdr_len;
-	bool term_pending;
 	bool rtr_tx;
 	bool rtr_rx;
 	struct xiw_tx_pq *tx_pq;
@@ -435,9 +477,11 @@ struct xiw_conn {
 #if IS_ENABLED(CONFIG_KUNIT)
 /* static unless KUnit is built: the conn suite walks the table */
 struct xiw_conn_step xiw_conn_next(enum xiw_conn_state state,
-				   enum xiw_conn_ev ev, bool term_done);
+				   enum xiw_conn_ev ev);
 const char *xiw_conn_state_name(enum xiw_conn_state state);
 #endif
+u32 xiw_conn_event(struct xiw_conn *conn, enum xiw_conn_ev ev,
+		   const struct xiw_conn_cause *cause);
 void xiw_conn_kick_tx(struct xiw_conn *conn);
 void xiw_conn_rnr_hold(struct xiw_conn *conn);
 void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,

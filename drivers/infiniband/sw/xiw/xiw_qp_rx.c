@@ -487,10 +487,13 @@ static void xiw_rx_terminate(struct xiw_conn *conn, const u8 *body, u32 len)
 		xiw_qp_event(conn->qp, TERM_LAYER_RDMAP,
 			     RDMAP_ETYPE_CATASTROPHIC);
 	}
-	/* Nothing is sent back after a TERMINATE; the close is graceful. */
-	set_bit(XIW_CONN_TERM_RCVD, &conn->flags);
+	/*
+	 * Nothing is sent back after a TERMINATE, and the close is graceful
+	 * unless ours is partly out (XIW_CEV_PEER_TERM).
+	 */
 	set_bit(XIW_CONN_RX_DEAD, &conn->flags);
 	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
+	xiw_conn_event(conn, XIW_CEV_PEER_TERM, NULL);
 	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 }
 

@@ -534,8 +534,12 @@ static void xiw_tx_sqe_fail(struct xiw_conn *conn, enum xiw_wc_status status)
 	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 }
 
-/* Build the TERMINATE message; the caller sends it and fails the QP. */
-static int xiw_tx_build_term(struct xiw_conn *conn)
+/*
+ * Build our TERMINATE into tx_buf; the caller sends it and fails the QP.
+ * *@built stays false if the connection closed since the error (the
+ * peer's TERMINATE, the bound of term_work, a destroy): nothing is sent.
+ */
+static int xiw_tx_build_term(struct xiw_conn *conn, bool *built)
 {
 	struct xiw_rdmap_hdr h;
 	struct xiw_term t;
@@ -543,13 +547,16 @@ static int xiw_tx_build_term(struct xiw_conn *conn)
 	size_t blen;
 	u8 body[RDMAP_TERM_MAX_LEN];
 
+	/* The cause was written on the edge into TERM_QUEUED, before us. */
 	spin_lock_irqsave(&conn->lock, flags);
-	conn->term_pending = false;
 	xiw_term_init(&t, conn->term_err, conn->term_hdr_len ?
 		      conn->term_hdr : NULL, conn->term_hdr_len);
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (xiw_term_build(&t, body, sizeof(body), &blen))
 		return -EINVAL;
+	if (!(xiw_conn_event(conn, XIW_CEV_TERM_BUILT, NULL) & XIW_CA_SEND_TERM))
+		return 0;
+	*built = true;
 	xiw_count_term(conn->qp->xdev, t.ctrl.code.layer, true);
 	trace_xiw_term(xiw_qp_id(conn->qp), true, t.ctrl.code.layer,
 		       t.ctrl.code.etype, t.ctrl.code.ecode);
@@ -1195,21 +1202,23 @@ static int xiw_tx_bufs(struct xiw_conn *conn)
 	return 0;
 }
 
-/* One step: build the next FPDU into tx_buf.  false: nothing to send. */
-static int xiw_tx_build(struct xiw_conn *conn, bool *built)
+/*
+ * One step: build the next FPDU into tx_buf -- our TERMINATE if @term.
+ * *@built false: nothing to send.
+ */
+static int xiw_tx_build(struct xiw_conn *conn, bool term, bool *built)
 {
 	struct xiw_qp *qp = conn->qp;
-	bool term;
 	int rv;
 
 	*built = false;
 	conn->tx_more = false;
-	term = READ_ONCE(conn->term_pending);
 	if (term) {
 		rv = xiw_tx_bufs(conn);
 		if (!rv)
-			rv = xiw_tx_build_term(conn);
-		*built = !rv;
+			rv = xiw_tx_build_term(conn, built);
+		if (rv)
+			*built = false;
 		return rv;
 	}
 	if (READ_ONCE(qp->state) != XIW_QP_RTS)
@@ -1276,7 +1285,8 @@ static bool xiw_tx_work_waiting(struct xiw_conn *conn)
  */
 static bool xiw_tx_batch_more(struct xiw_conn *conn, u32 *batch)
 {
-	if (conn->tx_zc_n || READ_ONCE(conn->term_pending) ||
+	if (conn->tx_zc_n ||
+	    READ_ONCE(conn->state) == XIW_CONN_TERM_QUEUED ||
 	    !xiw_tx_work_waiting(conn) ||
 	    conn->tx_last_len >= XIW_TX_ZC_MIN ||
 	    XIW_TX_BUF_LEN - conn->tx_len < conn->tx_last_len + 256 ||
@@ -1326,7 +1336,7 @@ static void xiw_tx_term_out(struct xiw_conn *conn)
 	if (rv == -EAGAIN)
 		return;
 	if (!rv)
-		set_bit(XIW_CONN_TERM_SENT, &conn->flags);
+		xiw_conn_event(conn, XIW_CEV_TERM_SENT, NULL);
 	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
 	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 }
@@ -1342,13 +1352,14 @@ static void xiw_tx_term_out(struct xiw_conn *conn)
 void xiw_qp_tx_run(struct xiw_conn *conn)
 {
 	int budget = XIW_TX_BUDGET;
-	bool built, sent_term;
+	bool built, term;
 	u32 batch = 0;
 	int rv;
 
 	lockdep_assert_held(&conn->tx_mutex);
 
-	if (test_bit(XIW_CONN_TERM_OUT, &conn->flags)) {
+	/* Only this engine moves the connection into TERM_OUT. */
+	if (READ_ONCE(conn->state) == XIW_CONN_TERM_OUT) {
 		if (!test_bit(XIW_CONN_TX_DEAD, &conn->flags))
 			xiw_tx_term_out(conn);
 		return;
@@ -1367,8 +1378,8 @@ void xiw_qp_tx_run(struct xiw_conn *conn)
 				xiw_conn_kick_tx(conn);
 			return;
 		}
-		sent_term = READ_ONCE(conn->term_pending);
-		rv = xiw_tx_build(conn, &built);
+		term = READ_ONCE(conn->state) == XIW_CONN_TERM_QUEUED;
+		rv = xiw_tx_build(conn, term, &built);
 		if (rv) {
 			set_bit(XIW_CONN_TX_DEAD, &conn->flags);
 			xiw_qp_modify(conn->qp, XIW_QP_ERROR);
@@ -1378,8 +1389,7 @@ void xiw_qp_tx_run(struct xiw_conn *conn)
 			xiw_tx_end_batch(conn);
 			return;
 		}
-		if (sent_term) {
-			set_bit(XIW_CONN_TERM_OUT, &conn->flags);
+		if (term) {
 			xiw_tx_term_out(conn);
 			return;
 		}
