@@ -36,7 +36,7 @@ static atomic_t xiw_tx_next_cpu = ATOMIC_INIT(0);
  */
 void xiw_conn_kick_tx(struct xiw_conn *conn)
 {
-	if (!test_bit(XIW_CONN_TX_DEAD, &conn->flags))
+	if (xiw_conn_tx_live(conn))
 		queue_work_on(READ_ONCE(conn->tx_cpu), xiw_tx_wq,
 			      &conn->tx_work);
 }
@@ -363,7 +363,11 @@ static void xiw_conn_close_work(struct work_struct *work)
 	struct xiw_qp *qp = conn->qp;
 	bool abrupt;
 
-	set_bit(XIW_CONN_RX_DEAD, &conn->flags);
+	/*
+	 * The close was decided before this was queued: both engines have
+	 * seen it or will at their next step.  What follows waits for the
+	 * ones still running.
+	 */
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_data_ready = conn->saved_data_ready;
 	sk->sk_write_space = conn->saved_write_space;
@@ -373,12 +377,11 @@ static void xiw_conn_close_work(struct work_struct *work)
 	lock_sock(sk);
 	release_sock(sk);
 	/*
-	 * No soft-RNR retry from here on: a kernel post_recv that saw RX_DEAD
-	 * clear has queued its retry by the time we get the lock, later ones
-	 * see it set; the cancel takes whatever is queued.
+	 * No soft-RNR retry from here on: the receive engine, which holds
+	 * one, is stopped, and a kernel post_recv queues one only while the
+	 * connection runs, tested under conn->lock, where the close was
+	 * decided; the cancel takes whatever is queued.
 	 */
-	spin_lock_irq(&conn->lock);
-	spin_unlock_irq(&conn->lock);
 	cancel_delayed_work_sync(&conn->rnr_work);
 
 	/* The socket goes back to the CM: count its retransmissions. */
@@ -388,7 +391,6 @@ static void xiw_conn_close_work(struct work_struct *work)
 		     &qp->xdev->stats.tcp_retrans);
 	spin_unlock_bh(&qp->xdev->conn_lock);
 
-	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
 	cancel_work_sync(&conn->tx_work);
 	/*
 	 * The commit.  A doorbell may be running the engine in its caller,
@@ -431,7 +433,6 @@ void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
 		.hdr_len = hdr_len,
 	};
 
-	set_bit(XIW_CONN_RX_DEAD, &conn->flags);
 	xiw_conn_event(conn, XIW_CEV_TERMINATE, &cause);
 }
 
@@ -449,7 +450,6 @@ static void xiw_conn_term_work(struct work_struct *work)
 		return;
 	pr_info_ratelimited("QP %u: TERMINATE not taken by TCP within %u s, resetting\n",
 			    xiw_qp_id(conn->qp), XIW_CONN_TERM_TIMEOUT / HZ);
-	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
 	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 }
 
@@ -501,7 +501,7 @@ static void xiw_conn_kick_tx_beside(struct xiw_conn *conn)
 			cpu = self;
 		WRITE_ONCE(conn->tx_cpu, cpu);
 	}
-	if (!test_bit(XIW_CONN_TX_DEAD, &conn->flags))
+	if (xiw_conn_tx_live(conn))
 		queue_work_on(cpu, xiw_tx_wq, &conn->tx_work);
 }
 
@@ -529,8 +529,7 @@ static void xiw_conn_sq_kick(struct xiw_qp *qp)
 
 	if (!conn)
 		return;
-	if (!qp->kernel_verbs && in_task() &&
-	    !test_bit(XIW_CONN_TX_DEAD, &conn->flags)) {
+	if (!qp->kernel_verbs && in_task() && xiw_conn_tx_live(conn)) {
 		if (xiw_sqe_next_unsignalled(qp)) {
 			xiw_conn_kick_tx_beside(conn);
 			goto out;
@@ -603,8 +602,8 @@ static void xiw_conn_free(struct xiw_conn *conn)
 		xiw_offload_put(conn->offload);
 	xiw_tx_pq_detach(conn);
 	/*
-	 * A kick that tested TX_DEAD before teardown set it may queue the
-	 * engine after teardown's cancel: a doorbell beside the engine
+	 * A kick that read the state before the close was decided may queue
+	 * the engine after teardown's cancel: a doorbell beside the engine
 	 * (xiw_conn_kick_tx_beside()), a late zero-copy reap.  Every such
 	 * source is gone now (detach waited for the doorbell's users
 	 * reference, the ordered queue is detached): what they queued runs
@@ -650,8 +649,9 @@ static void xiw_conn_detach(struct xiw_qp *qp, void *tctx)
 }
 
 /*
- * Run the soft-RNR retry now.  Under the lock: teardown's barrier on it
- * orders us (close_work).  false: teardown has begun, nothing queued.
+ * Run the soft-RNR retry now.  Under the lock that decides a close: none
+ * is queued once the connection stopped running, so close_work's cancel
+ * is the last word.  false: it stopped, nothing queued.
  */
 static bool xiw_conn_rnr_kick(struct xiw_conn *conn)
 {
@@ -659,7 +659,7 @@ static bool xiw_conn_rnr_kick(struct xiw_conn *conn)
 	bool queued = false;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	if (!test_bit(XIW_CONN_RX_DEAD, &conn->flags)) {
+	if (conn->state == XIW_CONN_RUNNING) {
 		mod_delayed_work(xiw_close_wq, &conn->rnr_work, 0);
 		queued = true;
 	}
@@ -696,7 +696,7 @@ static void xiw_conn_rnr_work(struct work_struct *work)
 	release_sock(sk);
 	/* The peer's FIN came while a Send was held: close now it is done. */
 	if (READ_ONCE(conn->rx_eof) && !READ_ONCE(conn->rx_stalled) &&
-	    !test_bit(XIW_CONN_RX_DEAD, &conn->flags))
+	    xiw_conn_rx_live(conn))
 		xiw_conn_llp_down(conn->qp, 0);
 }
 

@@ -171,9 +171,6 @@ struct xiw_tx_pq {
 	struct xiw_tx_pend slot[] __counted_by(nslots);
 };
 
-#define XIW_CONN_RX_DEAD	0	/* drop everything received */
-#define XIW_CONN_TX_DEAD	1	/* transmit nothing more */
-
 /**
  * enum xiw_conn_state - where a connection is in its life
  * @XIW_CONN_STARTING: the socket's callbacks are taken, the start has
@@ -298,7 +295,6 @@ struct xiw_conn_step {
  * @cm_ctx: argument of @cm_ops
  * @saved_data_ready: socket callback replaced by xiw_conn_start()
  * @saved_write_space: socket callback replaced by xiw_conn_start()
- * @flags: XIW_CONN_* bits
  * @state: enum xiw_conn_state; written by xiw_conn_event() only, under
  *	@lock, read anywhere with READ_ONCE()
  * @tx_cpu: CPU @tx_work runs on; a streaming doorbell may move it away
@@ -404,7 +400,6 @@ struct xiw_conn {
 	void *cm_ctx;
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_write_space)(struct sock *sk);
-	unsigned long flags;
 	enum xiw_conn_state state;
 	int tx_cpu;
 	struct work_struct tx_work;
@@ -472,6 +467,25 @@ struct xiw_conn {
 	unsigned long rnr_deadline;
 	bool rx_eof;
 };
+
+/*
+ * The receive engine reads the socket only while the connection runs:
+ * from the first error on (our TERMINATE is due) and once a close is
+ * decided, what arrives is dropped.
+ */
+static inline bool xiw_conn_rx_live(const struct xiw_conn *conn)
+{
+	return READ_ONCE(conn->state) == XIW_CONN_RUNNING;
+}
+
+/*
+ * The transmit engine runs until a close is decided: in TERM_QUEUED it
+ * finishes its FPDU and sends our TERMINATE, in TERM_OUT the rest of it.
+ */
+static inline bool xiw_conn_tx_live(const struct xiw_conn *conn)
+{
+	return READ_ONCE(conn->state) < XIW_CONN_CLOSE_FIN;
+}
 
 /* xiw_conn.c */
 #if IS_ENABLED(CONFIG_KUNIT)

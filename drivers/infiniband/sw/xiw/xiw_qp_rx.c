@@ -491,8 +491,6 @@ static void xiw_rx_terminate(struct xiw_conn *conn, const u8 *body, u32 len)
 	 * Nothing is sent back after a TERMINATE, and the close is graceful
 	 * unless ours is partly out (XIW_CEV_PEER_TERM).
 	 */
-	set_bit(XIW_CONN_RX_DEAD, &conn->flags);
-	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
 	xiw_conn_event(conn, XIW_CEV_PEER_TERM, NULL);
 	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 }
@@ -804,7 +802,7 @@ bool xiw_qp_rx_resume(struct xiw_conn *conn)
 {
 	enum xiw_proto_err err;
 
-	if (test_bit(XIW_CONN_RX_DEAD, &conn->flags) || !conn->rx_stalled)
+	if (!xiw_conn_rx_live(conn) || !conn->rx_stalled)
 		return false;
 	err = xiw_rx_hdr(conn);
 	if (err == XIW_ERR_DDP_UT_MSN_NOBUF && xiw_rx_rnr_hold(conn))
@@ -828,8 +826,7 @@ static size_t xiw_rx_feed(struct xiw_conn *conn, const u8 *p, size_t len)
 	struct xiw_rx_event ev;
 	enum xiw_proto_err err;
 
-	while (left && !conn->rx_stalled &&
-	       !test_bit(XIW_CONN_RX_DEAD, &conn->flags)) {
+	while (left && !conn->rx_stalled && xiw_conn_rx_live(conn)) {
 		err = xiw_rx_step(&conn->rx, p, left, &used, &ev);
 		p += used;
 		left -= used;
@@ -911,7 +908,7 @@ static bool xiw_rx_feed_piece(void *priv, const u8 *p, unsigned int n)
 	struct xiw_conn *conn = priv;
 
 	conn->rx_unused = n - xiw_rx_feed(conn, p, n);
-	return !conn->rx_stalled && !test_bit(XIW_CONN_RX_DEAD, &conn->flags);
+	return !conn->rx_stalled && xiw_conn_rx_live(conn);
 }
 
 /**
@@ -931,13 +928,13 @@ int xiw_qp_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
 	struct xiw_conn *conn = rd->arg.data;
 	size_t done;
 
-	if (test_bit(XIW_CONN_RX_DEAD, &conn->flags))
+	if (!xiw_conn_rx_live(conn))
 		return len;
 	if (conn->rx_stalled)
 		return 0;
 	conn->rx_unused = 0;
 	done = xiw_skb_walk(skb, off, len, xiw_rx_feed_piece, conn);
-	if (conn->rx_stalled && !test_bit(XIW_CONN_RX_DEAD, &conn->flags))
+	if (conn->rx_stalled && xiw_conn_rx_live(conn))
 		len = done - conn->rx_unused;
 	atomic64_add(len, &conn->qp->xdev->stats.rx_bytes);
 	return len;

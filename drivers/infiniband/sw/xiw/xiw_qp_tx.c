@@ -530,7 +530,6 @@ static void xiw_tx_sqe_fail(struct xiw_conn *conn, enum xiw_wc_status status)
 	xiw_tx_orq_flush_locked(conn);
 	spin_unlock_irqrestore(&conn->lock, flags);
 	xiw_tx_sqe_done(conn, status);
-	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
 	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 }
 
@@ -1305,10 +1304,8 @@ static int xiw_tx_send(struct xiw_conn *conn, bool more)
 {
 	int rv = xiw_tx_push(conn, more);
 
-	if (rv && rv != -EAGAIN) {
-		set_bit(XIW_CONN_TX_DEAD, &conn->flags);
+	if (rv && rv != -EAGAIN)
 		xiw_conn_llp_down(conn->qp, rv);
-	}
 	return rv;
 }
 
@@ -1337,7 +1334,6 @@ static void xiw_tx_term_out(struct xiw_conn *conn)
 		return;
 	if (!rv)
 		xiw_conn_event(conn, XIW_CEV_TERM_SENT, NULL);
-	set_bit(XIW_CONN_TX_DEAD, &conn->flags);
 	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 }
 
@@ -1360,11 +1356,10 @@ void xiw_qp_tx_run(struct xiw_conn *conn)
 
 	/* Only this engine moves the connection into TERM_OUT. */
 	if (READ_ONCE(conn->state) == XIW_CONN_TERM_OUT) {
-		if (!test_bit(XIW_CONN_TX_DEAD, &conn->flags))
-			xiw_tx_term_out(conn);
+		xiw_tx_term_out(conn);
 		return;
 	}
-	while (!test_bit(XIW_CONN_TX_DEAD, &conn->flags)) {
+	while (xiw_conn_tx_live(conn)) {
 		if (conn->tx_len && !xiw_tx_batch_more(conn, &batch) &&
 		    xiw_tx_send(conn, conn->tx_sqe_active && !conn->tx_complete))
 			return;
@@ -1381,7 +1376,6 @@ void xiw_qp_tx_run(struct xiw_conn *conn)
 		term = READ_ONCE(conn->state) == XIW_CONN_TERM_QUEUED;
 		rv = xiw_tx_build(conn, term, &built);
 		if (rv) {
-			set_bit(XIW_CONN_TX_DEAD, &conn->flags);
 			xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 			return;
 		}
