@@ -743,6 +743,7 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	struct sock *sk = args->sock->sk;
 	struct xiw_sk_user *sku;
 	struct xiw_conn *conn;
+	bool nospace;
 	u32 ord, ird;
 	int rv;
 
@@ -845,6 +846,12 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	 */
 	lock_sock(sk);
 	xiw_conn_data_ready(sk);
+	/*
+	 * The move to RTS ran the doorbell, which may have filled the socket
+	 * while write_space still did nothing: if it waits for room, a
+	 * write_space that came meanwhile is lost, a later one reaches us.
+	 */
+	nospace = sk->sk_socket && test_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 	release_sock(sk);
 	/*
 	 * Work posted before the connection, or the RTR, needs the engine;
@@ -852,7 +859,7 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	 * nothing cost every connection setup a cross-CPU wakeup).  What
 	 * the receive path queues for it, it kicks for itself.
 	 */
-	if (conn->rtr_tx || xiw_sqe_next_valid(qp))
+	if (conn->rtr_tx || nospace || xiw_sqe_next_valid(qp))
 		xiw_conn_kick_tx(conn);
 	/* The last touch: a destroy_qp that came meanwhile frees it now. */
 	xiw_conn_put_user(conn);
