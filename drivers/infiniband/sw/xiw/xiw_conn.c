@@ -66,6 +66,7 @@ VISIBLE_IF_KUNIT const char *xiw_conn_state_name(enum xiw_conn_state state)
 	static const char * const names[XIW_CONN_NUM_STATES] = {
 		[XIW_CONN_STARTING] = "STARTING",
 		[XIW_CONN_RUNNING] = "RUNNING",
+		[XIW_CONN_PEER_FIN] = "PEER_FIN",
 		[XIW_CONN_TERM_QUEUED] = "TERM_QUEUED",
 		[XIW_CONN_TERM_OUT] = "TERM_OUT",
 		[XIW_CONN_CLOSE_FIN] = "CLOSE_FIN",
@@ -81,6 +82,8 @@ EXPORT_SYMBOL_IF_KUNIT(xiw_conn_state_name);
  * xiw_conn_next - the table of a connection's life
  * @state: the state now
  * @ev: what happened
+ * @rx_held: soft-RNR holds a Send (the receive engine's, read without
+ *	its lock: rnr_work settles a stall that ended meanwhile)
  *
  * The first error is the one a TERMINATE reports: the edge into
  * TERM_QUEUED records it, and later ones change nothing.  The first event
@@ -90,17 +93,20 @@ EXPORT_SYMBOL_IF_KUNIT(xiw_conn_state_name);
  * above all behind part of our TERMINATE, which the peer would take for
  * the start of an FPDU.  A graceful close stands against a later ERROR;
  * only a broken socket turns it into a reset, until close_work commits.
- * Nothing leaves CLOSED.  STARTING is RUNNING for every event but
- * STARTED.  A pure function: the KUnit suite xiw_conn_state walks every
- * cell.
+ * The peer's FIN closes in order, once a Send soft-RNR holds is settled
+ * and what followed it read (PEER_FIN, until RX_RESUMED).  Nothing leaves
+ * CLOSED.  STARTING is RUNNING for every event but STARTED, and PEER_FIN
+ * for every event but PEER_FIN and RX_RESUMED.  A pure function: the
+ * KUnit suite xiw_conn_state walks every cell.
  *
  * Return: the next state and the XIW_CA_* actions of the edge.
  */
 VISIBLE_IF_KUNIT struct xiw_conn_step
-xiw_conn_next(enum xiw_conn_state state, enum xiw_conn_ev ev)
+xiw_conn_next(enum xiw_conn_state state, enum xiw_conn_ev ev, bool rx_held)
 {
 	bool running = state == XIW_CONN_STARTING ||
-		       state == XIW_CONN_RUNNING;
+		       state == XIW_CONN_RUNNING ||
+		       state == XIW_CONN_PEER_FIN;
 	struct xiw_conn_step step = { .state = state };
 
 	switch (ev) {
@@ -125,8 +131,22 @@ xiw_conn_next(enum xiw_conn_state state, enum xiw_conn_ev ev)
 			step = (struct xiw_conn_step){ XIW_CONN_TERM_OUT,
 						       XIW_CA_SEND_TERM };
 		return step;
-	case XIW_CEV_QP_CLOSING:
 	case XIW_CEV_PEER_FIN:
+		if (state == XIW_CONN_PEER_FIN || !running)
+			return step;
+		if (rx_held)
+			return (struct xiw_conn_step){ XIW_CONN_PEER_FIN,
+						       XIW_CA_RNR_NOW };
+		step.state = XIW_CONN_CLOSE_FIN;
+		step.act = XIW_CA_QP_CLOSING;
+		break;
+	case XIW_CEV_RX_RESUMED:
+		if (state != XIW_CONN_PEER_FIN)
+			return step;
+		step.state = XIW_CONN_CLOSE_FIN;
+		step.act = XIW_CA_QP_CLOSING;
+		break;
+	case XIW_CEV_QP_CLOSING:
 		/* An SQD while our TERMINATE is due: term_work bounds it. */
 		if (running)
 			step.state = XIW_CONN_CLOSE_FIN;
@@ -159,7 +179,7 @@ xiw_conn_next(enum xiw_conn_state state, enum xiw_conn_ev ev)
 	if (!xiw_conn_open(state))
 		return (struct xiw_conn_step){ .state = state };
 	if (!xiw_conn_open(step.state))
-		step.act = XIW_CA_CLOSE;
+		step.act |= XIW_CA_CLOSE;
 	return step;
 }
 EXPORT_SYMBOL_IF_KUNIT(xiw_conn_next);
@@ -216,13 +236,15 @@ u32 xiw_conn_event(struct xiw_conn *conn, enum xiw_conn_ev ev,
 	lockdep_assert_not_held(&conn->lock);
 	spin_lock_irqsave(&conn->lock, flags);
 	old = conn->state;
-	step = xiw_conn_next(old, ev);
+	step = xiw_conn_next(old, ev, READ_ONCE(conn->rx_stalled));
 	WRITE_ONCE(conn->state, step.state);
 	if (step.act & XIW_CA_RECORD)
 		xiw_conn_record_locked(conn, cause);
 	if (step.act & XIW_CA_TERM_TIMER)
 		queue_delayed_work(xiw_close_wq, &conn->term_work,
 				   XIW_CONN_TERM_TIMEOUT);
+	if (step.act & XIW_CA_RNR_NOW)
+		mod_delayed_work(xiw_close_wq, &conn->rnr_work, 0);
 	if (step.act & XIW_CA_CLOSE)
 		queue_work(xiw_close_wq, &conn->close_work);
 	spin_unlock_irqrestore(&conn->lock, flags);
@@ -237,6 +259,8 @@ u32 xiw_conn_event(struct xiw_conn *conn, enum xiw_conn_ev ev,
 			return step.act;
 		}
 	}
+	if (step.act & XIW_CA_QP_CLOSING)
+		xiw_qp_modify(conn->qp, XIW_QP_CLOSING);
 	if (step.act & XIW_CA_KICK)
 		xiw_conn_kick_tx(conn);
 	return step.act;
@@ -361,6 +385,7 @@ static void xiw_conn_close_work(struct work_struct *work)
 	struct xiw_conn *conn = container_of(work, struct xiw_conn, close_work);
 	struct sock *sk = conn->sock->sk;
 	struct xiw_qp *qp = conn->qp;
+	enum xiw_qp_state state;
 	bool abrupt;
 
 	/*
@@ -407,8 +432,15 @@ static void xiw_conn_close_work(struct work_struct *work)
 	xiw_conn_offload_stop(conn);
 	conn->cm_ops->llp_close(conn->cm_ctx, abrupt);
 
-	/* After a graceful close, whatever is still queued is flushed. */
-	if (READ_ONCE(qp->state) == XIW_QP_CLOSING)
+	/*
+	 * Whatever is still queued is flushed.  The QP may not have left RTS
+	 * or TERMINATE yet: the event that closed moves it after the close
+	 * was queued (to CLOSING after the peer's FIN, to ERROR after a
+	 * socket error or our TERMINATE), and that move then fails or finds
+	 * ERROR.  An IDLE QP was reset by verbs after its ERROR.
+	 */
+	state = READ_ONCE(qp->state);
+	if (state != XIW_QP_ERROR && state != XIW_QP_IDLE)
 		xiw_qp_modify(qp, XIW_QP_ERROR);
 }
 
@@ -651,20 +683,16 @@ static void xiw_conn_detach(struct xiw_qp *qp, void *tctx)
 /*
  * Run the soft-RNR retry now.  Under the lock that decides a close: none
  * is queued once the connection stopped running, so close_work's cancel
- * is the last word.  false: it stopped, nothing queued.
+ * is the last word.
  */
-static bool xiw_conn_rnr_kick(struct xiw_conn *conn)
+static void xiw_conn_rnr_kick(struct xiw_conn *conn)
 {
 	unsigned long flags;
-	bool queued = false;
 
 	spin_lock_irqsave(&conn->lock, flags);
-	if (conn->state == XIW_CONN_RUNNING) {
+	if (xiw_conn_rx_live(conn))
 		mod_delayed_work(xiw_close_wq, &conn->rnr_work, 0);
-		queued = true;
-	}
 	spin_unlock_irqrestore(&conn->lock, flags);
-	return queued;
 }
 
 /* A kernel consumer posted a receive: a held Send may go on now. */
@@ -694,10 +722,9 @@ static void xiw_conn_rnr_work(struct work_struct *work)
 	if (xiw_qp_rx_resume(conn))
 		xiw_conn_data_ready(sk);
 	release_sock(sk);
-	/* The peer's FIN came while a Send was held: close now it is done. */
-	if (READ_ONCE(conn->rx_eof) && !READ_ONCE(conn->rx_stalled) &&
-	    xiw_conn_rx_live(conn))
-		xiw_conn_llp_down(conn->qp, 0);
+	/* After the peer's FIN (PEER_FIN): the close waited for this. */
+	if (!READ_ONCE(conn->rx_stalled))
+		xiw_conn_event(conn, XIW_CEV_RX_RESUMED, NULL);
 }
 
 /**
@@ -890,26 +917,20 @@ void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 
 	if (!conn)
 		return;
-	if (!err && state == XIW_QP_RTS) {
-		/*
-		 * A Send held for want of a receive (soft-RNR) has data queued
-		 * behind it: the retry work settles it (TERMINATE, or the
-		 * receive came) and reads the rest before it calls us again.
-		 */
-		WRITE_ONCE(conn->rx_eof, true);
-		if (READ_ONCE(conn->rx_stalled) && xiw_conn_rnr_kick(conn))
-			goto out;
-		/* The peer closed in order: close our side in order too. */
-		xiw_qp_modify(qp, XIW_QP_CLOSING);
-		goto out;
-	}
-	if (err)
+	if (err) {
 		xiw_conn_event(conn, XIW_CEV_LLP_ERR, NULL);
-	else if (state == XIW_QP_CLOSING)
+		if (state != XIW_QP_CLOSING)
+			xiw_qp_modify(qp, XIW_QP_ERROR);
+	} else if (state == XIW_QP_RTS || state == XIW_QP_CLOSING) {
+		/*
+		 * The peer closed in order: close our side in order too --
+		 * after a Send soft-RNR holds is settled (its TERMINATE, or
+		 * the receive came) and the data behind it read.
+		 */
 		xiw_conn_event(conn, XIW_CEV_PEER_FIN, NULL);
-	if (state != XIW_QP_CLOSING)
+	} else {
 		xiw_qp_modify(qp, XIW_QP_ERROR);
-out:
+	}
 	xiw_conn_put_user(conn);
 }
 

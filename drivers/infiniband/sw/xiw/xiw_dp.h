@@ -176,6 +176,9 @@ struct xiw_tx_pq {
  * @XIW_CONN_STARTING: the socket's callbacks are taken, the start has
  *	not finished: they read nothing and kick nothing
  * @XIW_CONN_RUNNING: both engines run
+ * @XIW_CONN_PEER_FIN: the peer's FIN came while soft-RNR holds a Send:
+ *	the receive engine settles it and reads what follows, then the
+ *	connection closes in order
  * @XIW_CONN_TERM_QUEUED: the first error is recorded; the transmit engine
  *	finishes the FPDU it is in and sends our TERMINATE next
  * @XIW_CONN_TERM_OUT: our TERMINATE is built and going into the socket;
@@ -192,6 +195,7 @@ struct xiw_tx_pq {
 enum xiw_conn_state {
 	XIW_CONN_STARTING,
 	XIW_CONN_RUNNING,
+	XIW_CONN_PEER_FIN,
 	XIW_CONN_TERM_QUEUED,
 	XIW_CONN_TERM_OUT,
 	XIW_CONN_CLOSE_FIN,
@@ -207,7 +211,7 @@ enum xiw_conn_state {
  *	or from CLOSING to ERROR
  * @XIW_CEV_QP_ERROR: the QP moved to ERROR from RTS or TERMINATE
  * @XIW_CEV_DESTROY: destroy_qp withdrew it
- * @XIW_CEV_PEER_FIN: the peer's FIN came while the QP is CLOSING
+ * @XIW_CEV_PEER_FIN: the peer's FIN (the QP in RTS or CLOSING)
  * @XIW_CEV_LLP_ERR: the socket failed (the CM, the transmit engine)
  * @XIW_CEV_TERMINATE: a TERMINATE is due: a protocol error of either
  *	engine, or verbs moved the QP to TERMINATE (xiw_conn_fail())
@@ -216,6 +220,7 @@ enum xiw_conn_state {
  * @XIW_CEV_TERM_TIMEOUT: term_work: our TERMINATE is not wholly in the
  *	socket XIW_CONN_TERM_TIMEOUT after the error
  * @XIW_CEV_PEER_TERM: the peer's TERMINATE arrived
+ * @XIW_CEV_RX_RESUMED: rnr_work: no Send is held any more
  * @XIW_CEV_COMMIT: close_work has stopped the engines
  * @XIW_CEV_NUM: number of events
  */
@@ -231,23 +236,26 @@ enum xiw_conn_ev {
 	XIW_CEV_TERM_SENT,
 	XIW_CEV_TERM_TIMEOUT,
 	XIW_CEV_PEER_TERM,
+	XIW_CEV_RX_RESUMED,
 	XIW_CEV_COMMIT,
 	XIW_CEV_NUM
 };
 
 /*
  * What an edge of the table asks for.  xiw_conn_event() does the first
- * three inside conn->lock and the next three after it; the last two are
+ * four inside conn->lock and the next four after it; the last two are
  * for its caller.
  */
 #define XIW_CA_CLOSE		BIT(0)	/* queue close_work */
 #define XIW_CA_RECORD		BIT(1)	/* record the TERMINATE's cause */
 #define XIW_CA_TERM_TIMER	BIT(2)	/* arm term_work */
-#define XIW_CA_RAISE		BIT(3)	/* the QP's asynchronous error event */
-#define XIW_CA_QP_TERMINATE	BIT(4)	/* move the QP to TERMINATE */
-#define XIW_CA_KICK		BIT(5)	/* run the transmit engine */
-#define XIW_CA_SEND_TERM	BIT(6)	/* the engine sends the TERMINATE built */
-#define XIW_CA_ABRUPT		BIT(7)	/* the stream ends with a reset */
+#define XIW_CA_RNR_NOW		BIT(3)	/* run rnr_work now */
+#define XIW_CA_RAISE		BIT(4)	/* the QP's asynchronous error event */
+#define XIW_CA_QP_TERMINATE	BIT(5)	/* move the QP to TERMINATE */
+#define XIW_CA_QP_CLOSING	BIT(6)	/* move the QP to CLOSING */
+#define XIW_CA_KICK		BIT(7)	/* run the transmit engine */
+#define XIW_CA_SEND_TERM	BIT(8)	/* the engine sends the TERMINATE built */
+#define XIW_CA_ABRUPT		BIT(9)	/* the stream ends with a reset */
 
 /* The actions of the edge into TERM_QUEUED. */
 #define XIW_CA_TERM_QUEUE	(XIW_CA_RECORD | XIW_CA_TERM_TIMER | \
@@ -384,9 +392,6 @@ struct xiw_conn_step {
  *	it go on (written under the socket lock, read anywhere)
  * @rnr_ms: soft-RNR wait allowed (device setting), 0: none
  * @rnr_deadline: jiffies when the current stall turns into a TERMINATE
- * @rx_eof: the peer closed its side in order (FIN); a held Send then ends
- *	in its TERMINATE at once, and the close waits for that (written by
- *	xiw_conn_llp_down())
  */
 struct xiw_conn {
 	struct xiw_qp *qp;
@@ -465,17 +470,19 @@ struct xiw_conn {
 	bool rx_stalled;
 	u32 rnr_ms;
 	unsigned long rnr_deadline;
-	bool rx_eof;
 };
 
 /*
- * The receive engine reads the socket only while the connection runs:
- * from the first error on (our TERMINATE is due) and once a close is
- * decided, what arrives is dropped.
+ * The receive engine reads the socket only while the connection runs
+ * (in PEER_FIN too: it settles a held Send and reads what the peer sent
+ * before its FIN): from the first error on (our TERMINATE is due) and
+ * once a close is decided, what arrives is dropped.
  */
 static inline bool xiw_conn_rx_live(const struct xiw_conn *conn)
 {
-	return READ_ONCE(conn->state) == XIW_CONN_RUNNING;
+	enum xiw_conn_state state = READ_ONCE(conn->state);
+
+	return state == XIW_CONN_RUNNING || state == XIW_CONN_PEER_FIN;
 }
 
 /*
@@ -491,7 +498,7 @@ static inline bool xiw_conn_tx_live(const struct xiw_conn *conn)
 #if IS_ENABLED(CONFIG_KUNIT)
 /* static unless KUnit is built: the conn suite walks the table */
 struct xiw_conn_step xiw_conn_next(enum xiw_conn_state state,
-				   enum xiw_conn_ev ev);
+				   enum xiw_conn_ev ev, bool rx_held);
 const char *xiw_conn_state_name(enum xiw_conn_state state);
 #endif
 u32 xiw_conn_event(struct xiw_conn *conn, enum xiw_conn_ev ev,

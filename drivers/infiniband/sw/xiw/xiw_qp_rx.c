@@ -775,14 +775,14 @@ static bool xiw_rx_rnr_hold(struct xiw_conn *conn)
 		return false;
 	if (!conn->rx_stalled) {
 		/* The peer has closed its side: no receive will make up for it. */
-		if (READ_ONCE(conn->rx_eof))
+		if (READ_ONCE(conn->state) == XIW_CONN_PEER_FIN)
 			return false;
 		conn->rnr_deadline = jiffies + msecs_to_jiffies(conn->rnr_ms);
 		WRITE_ONCE(conn->rx_stalled, true);
 		atomic64_inc(&xdev->stats.soft_rnr_stalls);
 		trace_xiw_soft_rnr(xiw_qp_id(conn->qp), conn->rx.hdr.msn, 0);
 	} else if (time_after_eq(jiffies, conn->rnr_deadline) ||
-		   READ_ONCE(conn->rx_eof)) {
+		   READ_ONCE(conn->state) == XIW_CONN_PEER_FIN) {
 		WRITE_ONCE(conn->rx_stalled, false);
 		atomic64_inc(&xdev->stats.soft_rnr_timeouts);
 		trace_xiw_soft_rnr(xiw_qp_id(conn->qp), conn->rx.hdr.msn, 2);
