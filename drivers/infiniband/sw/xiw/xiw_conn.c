@@ -904,6 +904,21 @@ err_free:
 }
 
 /**
+ * xiw_conn_llp_err - the socket failed: the stream ends with a reset
+ * @conn: the connection
+ *
+ * From the CM (xiw_conn_llp_down()) or the transmit engine's sendmsg().
+ * A QP in CLOSING is left there: close_work moves it to ERROR.  Any
+ * context.
+ */
+void xiw_conn_llp_err(struct xiw_conn *conn)
+{
+	xiw_conn_event(conn, XIW_CEV_LLP_ERR, NULL);
+	if (READ_ONCE(conn->qp->state) != XIW_QP_CLOSING)
+		xiw_qp_modify(conn->qp, XIW_QP_ERROR);
+}
+
+/**
  * xiw_conn_llp_down - the CM saw the TCP connection go down
  * @qp: the QP
  * @err: 0 for an orderly close by the peer, else a negative errno
@@ -918,9 +933,7 @@ void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 	if (!conn)
 		return;
 	if (err) {
-		xiw_conn_event(conn, XIW_CEV_LLP_ERR, NULL);
-		if (state != XIW_QP_CLOSING)
-			xiw_qp_modify(qp, XIW_QP_ERROR);
+		xiw_conn_llp_err(conn);
 	} else if (state == XIW_QP_RTS || state == XIW_QP_CLOSING) {
 		/*
 		 * The peer closed in order: close our side in order too --

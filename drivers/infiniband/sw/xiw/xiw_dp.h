@@ -504,6 +504,7 @@ const char *xiw_conn_state_name(enum xiw_conn_state state);
 u32 xiw_conn_event(struct xiw_conn *conn, enum xiw_conn_ev ev,
 		   const struct xiw_conn_cause *cause);
 void xiw_conn_kick_tx(struct xiw_conn *conn);
+void xiw_conn_llp_err(struct xiw_conn *conn);
 void xiw_conn_rnr_hold(struct xiw_conn *conn);
 void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
 		   const u8 *hdr, size_t hdr_len);

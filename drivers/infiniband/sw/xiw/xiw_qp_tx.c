@@ -1305,7 +1305,7 @@ static int xiw_tx_send(struct xiw_conn *conn, bool more)
 	int rv = xiw_tx_push(conn, more);
 
 	if (rv && rv != -EAGAIN)
-		xiw_conn_llp_down(conn->qp, rv);
+		xiw_conn_llp_err(conn);
 	return rv;
 }
 
