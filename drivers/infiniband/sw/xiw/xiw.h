@@ -616,6 +616,7 @@ struct xiw_qp *xiw_qp_lookup_cm(struct xiw_device *xdev, u32 qpn);
 void xiw_qp_get(struct xiw_qp *qp);
 void xiw_qp_put(struct xiw_qp *qp);
 int xiw_qp_modify(struct xiw_qp *qp, enum xiw_qp_state new);
+int xiw_qp_transport_move(struct xiw_qp *qp, enum xiw_qp_state new);
 int xiw_qp_connect(struct xiw_qp *qp, const struct xiw_qp_transport_ops *tops,
 		   void *tctx, u32 ord, u32 ird);
 int xiw_sqe_fetch(struct xiw_qp *qp, struct xiw_ksqe *sqe);

@@ -104,9 +104,9 @@ EXPORT_SYMBOL_IF_KUNIT(xiw_conn_state_name);
 VISIBLE_IF_KUNIT struct xiw_conn_step
 xiw_conn_next(enum xiw_conn_state state, enum xiw_conn_ev ev, bool rx_held)
 {
-	bool running = state == XIW_CONN_STARTING ||
-		       state == XIW_CONN_RUNNING ||
-		       state == XIW_CONN_PEER_FIN;
+	bool running = state <= XIW_CONN_PEER_FIN;
+	bool term = state == XIW_CONN_TERM_QUEUED ||
+		    state == XIW_CONN_TERM_OUT;
 	struct xiw_conn_step step = { .state = state };
 
 	switch (ev) {
@@ -132,46 +132,61 @@ xiw_conn_next(enum xiw_conn_state state, enum xiw_conn_ev ev, bool rx_held)
 						       XIW_CA_SEND_TERM };
 		return step;
 	case XIW_CEV_PEER_FIN:
+		/* While our TERMINATE is due: reset, the FIN does not wait. */
+		if (term) {
+			step = (struct xiw_conn_step){ XIW_CONN_CLOSE_RST,
+						       XIW_CA_QP_ERROR };
+			break;
+		}
 		if (state == XIW_CONN_PEER_FIN || !running)
 			return step;
 		if (rx_held)
 			return (struct xiw_conn_step){ XIW_CONN_PEER_FIN,
 						       XIW_CA_RNR_NOW };
-		step.state = XIW_CONN_CLOSE_FIN;
-		step.act = XIW_CA_QP_CLOSING;
+		step = (struct xiw_conn_step){ XIW_CONN_CLOSE_FIN,
+					       XIW_CA_QP_CLOSING };
 		break;
 	case XIW_CEV_RX_RESUMED:
 		if (state != XIW_CONN_PEER_FIN)
 			return step;
-		step.state = XIW_CONN_CLOSE_FIN;
-		step.act = XIW_CA_QP_CLOSING;
+		step = (struct xiw_conn_step){ XIW_CONN_CLOSE_FIN,
+					       XIW_CA_QP_CLOSING };
 		break;
 	case XIW_CEV_QP_CLOSING:
 		/* An SQD while our TERMINATE is due: term_work bounds it. */
 		if (running)
 			step.state = XIW_CONN_CLOSE_FIN;
 		break;
-	case XIW_CEV_TERM_TIMEOUT:
-		if (running)
-			return step;
-		fallthrough;
 	case XIW_CEV_QP_ERROR:
 	case XIW_CEV_DESTROY:
+		/* The QP is in ERROR already. */
 		step.state = XIW_CONN_CLOSE_RST;
 		break;
+	case XIW_CEV_TERM_TIMEOUT:
+		if (!term)
+			return step;
+		fallthrough;
+	case XIW_CEV_LOCAL_ERR:
+		step = (struct xiw_conn_step){ XIW_CONN_CLOSE_RST,
+					       XIW_CA_QP_ERROR };
+		break;
 	case XIW_CEV_LLP_ERR:
+		/* A QP in CLOSING stays there: close_work moves it. */
 		if (state == XIW_CONN_CLOSE_FIN)
 			return (struct xiw_conn_step){ .state = XIW_CONN_CLOSE_RST };
-		step.state = XIW_CONN_CLOSE_RST;
+		step = (struct xiw_conn_step){ XIW_CONN_CLOSE_RST,
+					       XIW_CA_QP_ERROR };
 		break;
 	case XIW_CEV_TERM_SENT:
 		if (state == XIW_CONN_TERM_OUT)
-			step.state = XIW_CONN_CLOSE_FIN;
+			step = (struct xiw_conn_step){ XIW_CONN_CLOSE_FIN,
+						       XIW_CA_QP_ERROR };
 		break;
 	case XIW_CEV_PEER_TERM:
 		/* Ours cut short: no FIN behind the piece. */
 		step.state = state == XIW_CONN_TERM_OUT ? XIW_CONN_CLOSE_RST :
 							  XIW_CONN_CLOSE_FIN;
+		step.act = XIW_CA_QP_ERROR;
 		break;
 	default:
 		return step;
@@ -252,15 +267,20 @@ u32 xiw_conn_event(struct xiw_conn *conn, enum xiw_conn_ev ev,
 
 	if (step.act & XIW_CA_RAISE)
 		xiw_conn_raise(conn, cause);
-	if (step.act & XIW_CA_QP_TERMINATE) {
-		/* Verbs moved it to ERROR first: no TERMINATE then. */
-		if (xiw_qp_modify(conn->qp, XIW_QP_TERMINATE)) {
-			xiw_qp_modify(conn->qp, XIW_QP_ERROR);
-			return step.act;
-		}
+	/*
+	 * The QP moves without calling our state_change hook: what the move
+	 * means has been decided above.  A move verbs made first stands.
+	 */
+	if ((step.act & XIW_CA_QP_TERMINATE) &&
+	    xiw_qp_transport_move(conn->qp, XIW_QP_TERMINATE)) {
+		/* Verbs moved it to CLOSING or ERROR first: no TERMINATE. */
+		xiw_conn_event(conn, XIW_CEV_LOCAL_ERR, NULL);
+		return step.act;
 	}
 	if (step.act & XIW_CA_QP_CLOSING)
-		xiw_qp_modify(conn->qp, XIW_QP_CLOSING);
+		xiw_qp_transport_move(conn->qp, XIW_QP_CLOSING);
+	if (step.act & XIW_CA_QP_ERROR)
+		xiw_qp_transport_move(conn->qp, XIW_QP_ERROR);
 	if (step.act & XIW_CA_KICK)
 		xiw_conn_kick_tx(conn);
 	return step.act;
@@ -441,7 +461,7 @@ static void xiw_conn_close_work(struct work_struct *work)
 	 */
 	state = READ_ONCE(qp->state);
 	if (state != XIW_QP_ERROR && state != XIW_QP_IDLE)
-		xiw_qp_modify(qp, XIW_QP_ERROR);
+		xiw_qp_transport_move(qp, XIW_QP_ERROR);
 }
 
 /**
@@ -478,11 +498,10 @@ static void xiw_conn_term_work(struct work_struct *work)
 	struct xiw_conn *conn =
 		container_of(to_delayed_work(work), struct xiw_conn, term_work);
 
-	if (!(xiw_conn_event(conn, XIW_CEV_TERM_TIMEOUT, NULL) & XIW_CA_CLOSE))
-		return;
-	pr_info_ratelimited("QP %u: TERMINATE not taken by TCP within %u s, resetting\n",
-			    xiw_qp_id(conn->qp), XIW_CONN_TERM_TIMEOUT / HZ);
-	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
+	if (xiw_conn_event(conn, XIW_CEV_TERM_TIMEOUT, NULL) & XIW_CA_CLOSE)
+		pr_info_ratelimited("QP %u: TERMINATE not taken by TCP within %u s, resetting\n",
+				    xiw_qp_id(conn->qp),
+				    XIW_CONN_TERM_TIMEOUT / HZ);
 }
 
 /*
@@ -908,14 +927,11 @@ err_free:
  * @conn: the connection
  *
  * From the CM (xiw_conn_llp_down()) or the transmit engine's sendmsg().
- * A QP in CLOSING is left there: close_work moves it to ERROR.  Any
- * context.
+ * Any context.
  */
 void xiw_conn_llp_err(struct xiw_conn *conn)
 {
 	xiw_conn_event(conn, XIW_CEV_LLP_ERR, NULL);
-	if (READ_ONCE(conn->qp->state) != XIW_QP_CLOSING)
-		xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 }
 
 /**
@@ -927,23 +943,20 @@ void xiw_conn_llp_err(struct xiw_conn *conn)
  */
 void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 {
-	enum xiw_qp_state state = READ_ONCE(qp->state);
 	struct xiw_conn *conn = xiw_conn_from_qp(qp);
 
 	if (!conn)
 		return;
-	if (err) {
+	/*
+	 * The peer closed in order: close our side in order too -- after a
+	 * Send soft-RNR holds is settled (its TERMINATE, or the receive
+	 * came) and the data behind it read; with a reset if our TERMINATE
+	 * is due.
+	 */
+	if (err)
 		xiw_conn_llp_err(conn);
-	} else if (state == XIW_QP_RTS || state == XIW_QP_CLOSING) {
-		/*
-		 * The peer closed in order: close our side in order too --
-		 * after a Send soft-RNR holds is settled (its TERMINATE, or
-		 * the receive came) and the data behind it read.
-		 */
+	else
 		xiw_conn_event(conn, XIW_CEV_PEER_FIN, NULL);
-	} else {
-		xiw_qp_modify(qp, XIW_QP_ERROR);
-	}
 	xiw_conn_put_user(conn);
 }
 

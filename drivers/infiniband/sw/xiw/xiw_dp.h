@@ -213,6 +213,9 @@ enum xiw_conn_state {
  * @XIW_CEV_DESTROY: destroy_qp withdrew it
  * @XIW_CEV_PEER_FIN: the peer's FIN (the QP in RTS or CLOSING)
  * @XIW_CEV_LLP_ERR: the socket failed (the CM, the transmit engine)
+ * @XIW_CEV_LOCAL_ERR: a work request failed locally (a completion in
+ *	error, the engine could not build an FPDU), or the QP could not
+ *	enter TERMINATE for a TERMINATE due
  * @XIW_CEV_TERMINATE: a TERMINATE is due: a protocol error of either
  *	engine, or verbs moved the QP to TERMINATE (xiw_conn_fail())
  * @XIW_CEV_TERM_BUILT: the transmit engine built our TERMINATE
@@ -231,6 +234,7 @@ enum xiw_conn_ev {
 	XIW_CEV_DESTROY,
 	XIW_CEV_PEER_FIN,
 	XIW_CEV_LLP_ERR,
+	XIW_CEV_LOCAL_ERR,
 	XIW_CEV_TERMINATE,
 	XIW_CEV_TERM_BUILT,
 	XIW_CEV_TERM_SENT,
@@ -243,7 +247,7 @@ enum xiw_conn_ev {
 
 /*
  * What an edge of the table asks for.  xiw_conn_event() does the first
- * four inside conn->lock and the next four after it; the last two are
+ * four inside conn->lock and the next five after it; the last two are
  * for its caller.
  */
 #define XIW_CA_CLOSE		BIT(0)	/* queue close_work */
@@ -253,9 +257,10 @@ enum xiw_conn_ev {
 #define XIW_CA_RAISE		BIT(4)	/* the QP's asynchronous error event */
 #define XIW_CA_QP_TERMINATE	BIT(5)	/* move the QP to TERMINATE */
 #define XIW_CA_QP_CLOSING	BIT(6)	/* move the QP to CLOSING */
-#define XIW_CA_KICK		BIT(7)	/* run the transmit engine */
-#define XIW_CA_SEND_TERM	BIT(8)	/* the engine sends the TERMINATE built */
-#define XIW_CA_ABRUPT		BIT(9)	/* the stream ends with a reset */
+#define XIW_CA_QP_ERROR		BIT(7)	/* move the QP to ERROR (flush) */
+#define XIW_CA_KICK		BIT(8)	/* run the transmit engine */
+#define XIW_CA_SEND_TERM	BIT(9)	/* the engine sends the TERMINATE built */
+#define XIW_CA_ABRUPT		BIT(10)	/* the stream ends with a reset */
 
 /* The actions of the edge into TERM_QUEUED. */
 #define XIW_CA_TERM_QUEUE	(XIW_CA_RECORD | XIW_CA_TERM_TIMER | \

@@ -664,15 +664,17 @@ void xiw_qp_event(struct xiw_qp *qp, u8 layer, u8 etype)
 /*
  * What follows a transition from @old to @new (they differ), with
  * @qp->state_lock released: the hooks, the flush, the events.  @tops as
- * read under the lock with the new state.
+ * read under the lock with the new state; its state_change hook is not
+ * called for a move the transport made itself (@by_transport).
  */
 static void xiw_qp_state_changed(struct xiw_qp *qp,
 				 const struct xiw_qp_transport_ops *tops,
-				 enum xiw_qp_state old, enum xiw_qp_state new)
+				 enum xiw_qp_state old, enum xiw_qp_state new,
+				 bool by_transport)
 {
 	ibdev_dbg(qp->base_qp.device, "QP %u: %s -> %s\n", xiw_qp_id(qp),
 		  xiw_qp_state_name(old), xiw_qp_state_name(new));
-	if (tops && tops->state_change && new != XIW_QP_RTS)
+	if (tops && tops->state_change && new != XIW_QP_RTS && !by_transport)
 		tops->state_change(qp, old, new);
 	/*
 	 * post_send/post_recv read the state under sq_lock/rq_lock: a WR
@@ -719,7 +721,7 @@ static int xiw_qp_transition_locked(struct xiw_qp *qp, enum xiw_qp_state new,
 
 /* Change the state under state_lock; then run hooks and flush unlocked. */
 static int xiw_qp_set_state(struct xiw_qp *qp, enum xiw_qp_state new,
-			    enum ib_qp_state ib_state)
+			    enum ib_qp_state ib_state, bool by_transport)
 {
 	const struct xiw_qp_transport_ops *tops;
 	enum xiw_qp_state old;
@@ -733,7 +735,7 @@ static int xiw_qp_set_state(struct xiw_qp *qp, enum xiw_qp_state new,
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
 	if (!rv && old != new)
-		xiw_qp_state_changed(qp, tops, old, new);
+		xiw_qp_state_changed(qp, tops, old, new, by_transport);
 	return rv;
 }
 
@@ -751,9 +753,28 @@ static int xiw_qp_set_state(struct xiw_qp *qp, enum xiw_qp_state new,
  */
 int xiw_qp_modify(struct xiw_qp *qp, enum xiw_qp_state new)
 {
-	return xiw_qp_set_state(qp, new, IB_QPS_INIT);
+	return xiw_qp_set_state(qp, new, IB_QPS_INIT, false);
 }
 EXPORT_SYMBOL_IF_KUNIT(xiw_qp_modify);
+
+/**
+ * xiw_qp_transport_move - the transport moves its own QP
+ * @qp: the QP
+ * @new: XIW_QP_CLOSING, XIW_QP_TERMINATE or XIW_QP_ERROR
+ *
+ * As xiw_qp_modify() -- the flush on ERROR, Last WQE Reached -- but the
+ * transport's state_change hook is not called: the transport decided the
+ * move and has acted on it already, so the hook reports only the moves
+ * verbs, iw_cm and the CM make.  Any context; never sleeps.
+ *
+ * Return: 0, or -EINVAL for a transition the table does not allow (a
+ * verbs move got there first).
+ */
+int xiw_qp_transport_move(struct xiw_qp *qp, enum xiw_qp_state new)
+{
+	return xiw_qp_set_state(qp, new, IB_QPS_INIT, true);
+}
+EXPORT_SYMBOL_IF_KUNIT(xiw_qp_transport_move);
 
 /**
  * xiw_qp_connect - attach a transport to an IDLE QP and move it to RTS
@@ -798,7 +819,7 @@ int xiw_qp_connect(struct xiw_qp *qp, const struct xiw_qp_transport_ops *tops,
 	WRITE_ONCE(qp->state, XIW_QP_RTS);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
-	xiw_qp_state_changed(qp, tops, XIW_QP_IDLE, XIW_QP_RTS);
+	xiw_qp_state_changed(qp, tops, XIW_QP_IDLE, XIW_QP_RTS, false);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(xiw_qp_connect);
@@ -1090,7 +1111,7 @@ int xiw_modify_qp(struct ib_qp *base_qp, struct ib_qp_attr *attr, int mask,
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
 	if (!rv && (mask & IB_QP_STATE) && old != new)
-		xiw_qp_state_changed(qp, tops, old, new);
+		xiw_qp_state_changed(qp, tops, old, new, false);
 	return rv;
 }
 

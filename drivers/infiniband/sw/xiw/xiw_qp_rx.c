@@ -439,7 +439,7 @@ static enum xiw_proto_err xiw_rx_atomic_resp_end(struct xiw_conn *conn)
 	xiw_sqe_complete(qp, &done.sqe, XIW_ATOMIC_LEN, st);
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (st != XIW_WC_SUCCESS)
-		xiw_qp_modify(qp, XIW_QP_ERROR);
+		xiw_conn_event(conn, XIW_CEV_LOCAL_ERR, NULL);
 	xiw_rx_orq_kick(conn);
 	return XIW_OK;
 }
@@ -492,7 +492,6 @@ static void xiw_rx_terminate(struct xiw_conn *conn, const u8 *body, u32 len)
 	 * unless ours is partly out (XIW_CEV_PEER_TERM).
 	 */
 	xiw_conn_event(conn, XIW_CEV_PEER_TERM, NULL);
-	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
 }
 
 /*
@@ -699,7 +698,7 @@ static enum xiw_proto_err xiw_rx_read_resp_end(struct xiw_conn *conn)
 	}
 	spin_unlock_irqrestore(&conn->lock, flags);
 	if (st != XIW_WC_SUCCESS)
-		xiw_qp_modify(conn->qp, XIW_QP_ERROR);
+		xiw_conn_event(conn, XIW_CEV_LOCAL_ERR, NULL);
 	if (h->last)
 		xiw_rx_orq_kick(conn);
 	return XIW_OK;

@@ -530,7 +530,7 @@ static void xiw_tx_sqe_fail(struct xiw_conn *conn, enum xiw_wc_status status)
 	xiw_tx_orq_flush_locked(conn);
 	spin_unlock_irqrestore(&conn->lock, flags);
 	xiw_tx_sqe_done(conn, status);
-	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
+	xiw_conn_event(conn, XIW_CEV_LOCAL_ERR, NULL);
 }
 
 /*
@@ -1332,9 +1332,7 @@ static void xiw_tx_term_out(struct xiw_conn *conn)
 
 	if (rv == -EAGAIN)
 		return;
-	if (!rv)
-		xiw_conn_event(conn, XIW_CEV_TERM_SENT, NULL);
-	xiw_qp_modify(conn->qp, XIW_QP_ERROR);
+	xiw_conn_event(conn, rv ? XIW_CEV_LLP_ERR : XIW_CEV_TERM_SENT, NULL);
 }
 
 /**
@@ -1376,7 +1374,7 @@ void xiw_qp_tx_run(struct xiw_conn *conn)
 		term = READ_ONCE(conn->state) == XIW_CONN_TERM_QUEUED;
 		rv = xiw_tx_build(conn, term, &built);
 		if (rv) {
-			xiw_qp_modify(conn->qp, XIW_QP_ERROR);
+			xiw_conn_event(conn, XIW_CEV_LOCAL_ERR, NULL);
 			return;
 		}
 		if (!built) {

@@ -7,6 +7,7 @@
  * that closes, and term_work and the cause at most once.
  */
 #include <kunit/test.h>
+#include <linux/bitops.h>
 
 #include "xiw_dp.h"
 
@@ -29,8 +30,9 @@ static const enum xiw_conn_state xiw_kconn_want[XIW_CEV_NUM][XIW_CONN_NUM_STATES
 	[XIW_CEV_QP_CLOSING]	= { F, F, F, Q, O, F, X, C },
 	[XIW_CEV_QP_ERROR]	= { X, X, X, X, X, F, X, C },
 	[XIW_CEV_DESTROY]	= { X, X, X, X, X, F, X, C },
-	[XIW_CEV_PEER_FIN]	= { F, F, P, Q, O, F, X, C },
+	[XIW_CEV_PEER_FIN]	= { F, F, P, X, X, F, X, C },
 	[XIW_CEV_LLP_ERR]	= { X, X, X, X, X, X, X, C },
+	[XIW_CEV_LOCAL_ERR]	= { X, X, X, X, X, F, X, C },
 	[XIW_CEV_TERMINATE]	= { Q, Q, Q, Q, O, F, X, C },
 	[XIW_CEV_TERM_BUILT]	= { S, R, P, O, O, F, X, C },
 	[XIW_CEV_TERM_SENT]	= { S, R, P, Q, F, F, X, C },
@@ -42,7 +44,7 @@ static const enum xiw_conn_state xiw_kconn_want[XIW_CEV_NUM][XIW_CONN_NUM_STATES
 
 /* With a Send held, only the peer's FIN differs: the close waits. */
 static const enum xiw_conn_state xiw_kconn_want_held_fin[XIW_CONN_NUM_STATES] = {
-	P, P, P, Q, O, F, X, C
+	P, P, P, X, X, F, X, C
 };
 
 #undef S
@@ -107,6 +109,24 @@ static void xiw_conn_table_rules(struct kunit *test)
 						(ev == XIW_CEV_PEER_FIN ||
 						 ev == XIW_CEV_RX_RESUMED),
 						!!(got.act & XIW_CA_QP_CLOSING));
+				/*
+				 * The QP to ERROR on every reset but where it is
+				 * there already (verbs, destroy) or CLOSING, and
+				 * after a TERMINATE either way.
+				 */
+				KUNIT_EXPECT_EQ(test, moved &&
+						((got.state == XIW_CONN_CLOSE_RST &&
+						  st != XIW_CONN_CLOSE_FIN &&
+						  ev != XIW_CEV_QP_ERROR &&
+						  ev != XIW_CEV_DESTROY) ||
+						 (got.state == XIW_CONN_CLOSE_FIN &&
+						  (ev == XIW_CEV_PEER_TERM ||
+						   ev == XIW_CEV_TERM_SENT))),
+						!!(got.act & XIW_CA_QP_ERROR));
+				/* one move of the QP per edge */
+				KUNIT_EXPECT_LE(test, hweight32(got.act &
+						(XIW_CA_QP_TERMINATE | XIW_CA_QP_CLOSING |
+						 XIW_CA_QP_ERROR)), 1u);
 				/* the engine sends a TERMINATE it built in TERM_QUEUED */
 				KUNIT_EXPECT_EQ(test, st == XIW_CONN_TERM_QUEUED &&
 						got.state == XIW_CONN_TERM_OUT,

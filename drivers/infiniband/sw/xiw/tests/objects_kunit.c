@@ -436,6 +436,38 @@ static void xiw_qp_error_flushes_in_order(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, -EINVAL, xiw_qp_modify(&k->qp, XIW_QP_TERMINATE));
 }
 
+/*
+ * A move the transport makes itself (xiw_qp_transport_move()) does what
+ * any move does -- the flush on ERROR -- but its state_change hook is not
+ * called: the transport has acted on the move already.  Verbs moves still
+ * call it.
+ */
+static void xiw_qp_transport_move_skips_its_hook(struct kunit *test)
+{
+	struct xiw_kqp *k = xiw_kqp_new(test);
+	struct ib_wc wc[4];
+
+	KUNIT_ASSERT_EQ(test, 0, xiw_qp_connect(&k->qp, &xiw_fake_tops, NULL, 4, 4));
+	xiw_kqp_post_send(k, 11, XIW_WQE_SIGNALLED);
+	xiw_kqp_post_recv(k, 21);
+
+	KUNIT_EXPECT_EQ(test, 0, xiw_qp_transport_move(&k->qp, XIW_QP_TERMINATE));
+	KUNIT_EXPECT_EQ(test, (int)XIW_QP_TERMINATE, (int)READ_ONCE(k->qp.state));
+	KUNIT_EXPECT_EQ(test, -EINVAL, xiw_qp_transport_move(&k->qp, XIW_QP_CLOSING));
+	KUNIT_EXPECT_EQ(test, 0, xiw_qp_transport_move(&k->qp, XIW_QP_ERROR));
+	KUNIT_EXPECT_EQ(test, 0, k->changes);
+	KUNIT_EXPECT_EQ(test, 1, k->flushes);
+	KUNIT_ASSERT_EQ(test, 1, xiw_kcq_poll(k->scq, wc, ARRAY_SIZE(wc)));
+	KUNIT_EXPECT_EQ(test, 11ULL, wc[0].wr_id);
+	KUNIT_EXPECT_EQ(test, IB_WC_WR_FLUSH_ERR, wc[0].status);
+	KUNIT_ASSERT_EQ(test, 1, xiw_kcq_poll(k->rcq, wc, ARRAY_SIZE(wc)));
+	KUNIT_EXPECT_EQ(test, 21ULL, wc[0].wr_id);
+
+	KUNIT_EXPECT_EQ(test, 0, xiw_qp_modify(&k->qp, XIW_QP_IDLE));
+	KUNIT_EXPECT_EQ(test, 1, k->changes);
+	KUNIT_EXPECT_EQ(test, (int)XIW_QP_IDLE, (int)k->last_new);
+}
+
 static void xiw_qp_error_with_full_cq(struct kunit *test)
 {
 	struct xiw_kqp *k = xiw_kqp_new(test);
@@ -521,6 +553,7 @@ static struct kunit_case xiw_qp_state_cases[] = {
 	KUNIT_CASE(xiw_qp_every_transition),
 	KUNIT_CASE(xiw_qp_rts_needs_a_transport),
 	KUNIT_CASE(xiw_qp_error_flushes_in_order),
+	KUNIT_CASE(xiw_qp_transport_move_skips_its_hook),
 	KUNIT_CASE(xiw_qp_error_with_full_cq),
 	KUNIT_CASE(xiw_qp_destroy_withdraws_the_transport),
 	{}
