@@ -411,21 +411,22 @@ static void xiw_conn_close_work(struct work_struct *work)
 	/*
 	 * The close was decided before this was queued: both engines have
 	 * seen it or will at their next step.  What follows waits for the
-	 * ones still running.
+	 * ones still running.  Every receive pass but rnr_work's retry of a
+	 * held Send runs inside xiw_conn_data_ready(), under the read side
+	 * of sk_callback_lock: the write side waits for them, and later
+	 * ones find no connection.
 	 */
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_data_ready = conn->saved_data_ready;
 	sk->sk_write_space = conn->saved_write_space;
 	conn->sku->conn = NULL;
 	write_unlock_bh(&sk->sk_callback_lock);
-	/* An RX pass in softirq holds the socket spinlock: wait it out. */
-	lock_sock(sk);
-	release_sock(sk);
 	/*
-	 * No soft-RNR retry from here on: the receive engine, which holds
-	 * one, is stopped, and a kernel post_recv queues one only while the
-	 * connection runs, tested under conn->lock, where the close was
-	 * decided; the cancel takes whatever is queued.
+	 * rnr_work's retry: the cancel waits for a run and takes a queued
+	 * one, its own requeue included.  Nothing queues it again: the
+	 * receive engine is stopped, and a kernel post_recv queues it only
+	 * while the connection runs, tested under conn->lock, where the
+	 * close was decided.
 	 */
 	cancel_delayed_work_sync(&conn->rnr_work);
 
