@@ -437,12 +437,12 @@ static void xiw_conn_close_work(struct work_struct *work)
 		     &qp->xdev->stats.tcp_retrans);
 	spin_unlock_bh(&qp->xdev->conn_lock);
 
-	cancel_work_sync(&conn->tx_work);
 	/*
-	 * The commit.  A doorbell may be running the engine in its caller,
-	 * and the engine's socket error may still turn a graceful close
-	 * into a reset: under tx_mutex, after the last run, how the stream
-	 * ends is decided for good.
+	 * The commit.  The engine, in tx_work or in a doorbell's caller, may
+	 * be running, and its socket error may still turn a graceful close
+	 * into a reset: under tx_mutex, after that run, how the stream ends
+	 * is decided for good.  A run after it finds CLOSED and touches
+	 * nothing; xiw_conn_free() cancels whatever is queued then.
 	 */
 	mutex_lock(&conn->tx_mutex);
 	abrupt = xiw_conn_event(conn, XIW_CEV_COMMIT, NULL) & XIW_CA_ABRUPT;
@@ -654,16 +654,15 @@ static void xiw_conn_free(struct xiw_conn *conn)
 		xiw_offload_put(conn->offload);
 	xiw_tx_pq_detach(conn);
 	/*
-	 * A kick that read the state before the close was decided may queue
-	 * the engine after teardown's cancel: a doorbell beside the engine
-	 * (xiw_conn_kick_tx_beside()), a late zero-copy reap.  Every such
-	 * source is gone now (detach waited for the doorbell's users
-	 * reference, the ordered queue is detached): what they queued runs
-	 * out here, not on freed memory.
+	 * The engine's one cancel.  Every source of a kick is gone: detach
+	 * waited for the doorbells' and hooks' users references, close_work
+	 * gave the callbacks back, the ordered queue is detached (no reap
+	 * kicks), and a kick that read the state before the close was
+	 * decided has queued by now.  rnr_work and term_work were cancelled
+	 * by close_work, after which nothing queues them; on the start's
+	 * failure path nothing ever did.
 	 */
 	cancel_work_sync(&conn->tx_work);
-	cancel_delayed_work_sync(&conn->rnr_work);
-	cancel_delayed_work_sync(&conn->term_work);
 	kvfree(conn->tx_payload);
 	kfree(conn->tx_zc_vec);
 	kvfree(conn->tx_buf);
