@@ -19,6 +19,8 @@
 #     carrying traffic;
 #   - failslab (where the kernel has it) while 64 connections are set up
 #     and stream.
+#   - rmmod xiw while netem holds the skbs of zero-copy Sends: module exit
+#     waits for their release.
 # After a fault both processes must end within their timeout, what was
 # received must be intact, and no QP may be left on any xiw device; the VM
 # harness fails the run on any WARN, lockdep, KASAN or kmemleak report.
@@ -175,6 +177,39 @@ t_rmmod() {
 }
 
 FAILSLAB=/sys/kernel/debug/failslab
+# rmmod while the stack holds zero-copy Sends: netem on the client's
+# veth end delays every packet 3 s, so the skbs of its 64 KiB Sends
+# (zero-copy on a 16 KiB MTU: FPDUs of more than XIW_TX_ZC_MIN, their
+# pages the client's) sit in the qdisc when the module goes.  Its exit must wait until they are released -- their last put
+# calls into xiw -- and say so; the harness fails the run on the oops a
+# notifier into an unloaded module would be.
+t_rmmod_zc() {
+	local t0 ms zc
+	grep -q '^xiw ' /proc/modules || skip "xiw is built in"
+	need_unload xiw
+	need_module sch_netem || skip "no netem"
+	xiw_ns_pair xfa0 xfb0 $A4 $B4 xfa xfb 16384
+	xrun ip netns exec "$NSB" tc qdisc add dev xfb0 root netem delay 3s limit 100000
+	server 1 120 -F
+	client "$XIW_TMP/client.log" -n 1 -d 600 -s 65536 -w 8 -T 120 -F
+	wait_for 60 connected 1 || { sed 's/^/# /' "$XIW_TMP/client.log"; fail "not connected"; }
+	sleep 1
+	zc=$(hw_counter xfb tx_zcopy_fpdus)
+	diag "tx_zcopy_fpdus on xfb: $zc"
+	((zc > 0)) || fail "no zero-copy FPDU sent: nothing for the exit to wait for"
+	log_mark
+	t0=$EPOCHREALTIME
+	xrun rmmod xiw
+	ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }')
+	diag "rmmod took $ms ms"
+	log_since | grep -q "xiw: waiting for the network stack to release zero-copy sends" ||
+		fail "module exit did not wait for zero-copy sends in the qdisc"
+	xrun modprobe xiw
+	finish "${cli_pids[0]}" "$XIW_TMP/client.log" client || true
+	finish "$srv_pid" "$XIW_TMP/server.log" server || true
+	srv_pid= cli_pids=()
+}
+
 t_failslab() {
 	local rc=0 p
 	[ -d "$FAILSLAB" ] || skip "kernel without failslab"
@@ -330,6 +365,7 @@ run_case "client killed with 64 streaming connections" t_kill
 run_case "rdma link del with 64 streaming connections" t_link_del
 run_case "netdev unregister with 64 streaming connections" t_netdev_del
 run_case "rmmod xiw with 64 streaming connections" t_rmmod
+run_case "rmmod xiw while a qdisc holds zero-copy Sends" t_rmmod_zc
 run_case "failslab while 64 connections set up and stream" t_failslab
 run_case "load: $LOAD_CONNS connections from 8 processes stream 60 s, verified" t_load
 run_case "race smoke: TERMINATE, destroy_qp and netdev removal for ${RACE_SMOKE}s" t_race "$RACE_SMOKE"

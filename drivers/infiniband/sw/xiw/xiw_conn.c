@@ -1067,10 +1067,12 @@ int xiw_conn_init(void)
 }
 
 /**
- * xiw_conn_exit - destroy the data path's workqueues
+ * xiw_conn_exit - wait for the zero-copy sends the network stack holds,
+ *	then destroy the data path's workqueues
  */
 void xiw_conn_exit(void)
 {
+	xiw_tx_pq_wait_all();
 	destroy_workqueue(xiw_close_wq);
 	destroy_workqueue(xiw_tx_wq);
 }

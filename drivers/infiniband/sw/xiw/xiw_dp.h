@@ -520,6 +520,7 @@ void xiw_qp_tx_run(struct xiw_conn *conn);
 void xiw_qp_tx_flush(struct xiw_conn *conn);
 struct xiw_tx_pq *xiw_tx_pq_create(struct xiw_conn *conn);
 void xiw_tx_pq_detach(struct xiw_conn *conn);
+void xiw_tx_pq_wait_all(void);
 
 /* xiw_qp_rx.c */
 #if IS_ENABLED(CONFIG_KUNIT)

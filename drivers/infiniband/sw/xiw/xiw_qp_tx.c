@@ -268,9 +268,44 @@ static u32 xiw_sqe_length(const struct xiw_ksqe *sqe)
 	return len;
 }
 
+/*
+ * Ordered queues not freed yet.  A zero-copy skb can outlive its
+ * connection, device and socket owner (in a qdisc, or in the queue of a
+ * socket TCP keeps after close), and its notifier, xiw_tx_zc_put(), is
+ * this module's code: module exit waits for the count to reach zero
+ * (xiw_tx_pq_wait_all()).
+ */
+static atomic_t xiw_tx_pq_live = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(xiw_tx_pq_gone);
+
 static void xiw_tx_pq_free(struct kref *ref)
 {
 	kfree(container_of(ref, struct xiw_tx_pq, ref));
+	if (atomic_dec_and_test(&xiw_tx_pq_live))
+		wake_up(&xiw_tx_pq_gone);
+}
+
+/**
+ * xiw_tx_pq_wait_all - wait until no ordered queue is left
+ *
+ * Module exit, after every connection is gone: the stack may still hold
+ * zero-copy skbs whose last put calls into this module.  The wait has no
+ * bound of ours; TCP's own (retransmission, orphan) and the qdiscs' bound
+ * it.  Process context.
+ */
+void xiw_tx_pq_wait_all(void)
+{
+	int n = atomic_read(&xiw_tx_pq_live);
+
+	if (n)
+		pr_info("waiting for the network stack to release zero-copy sends of %d closed connections\n",
+			n);
+	wait_event(xiw_tx_pq_gone, !atomic_read(&xiw_tx_pq_live));
+	/*
+	 * The notifier's last put happens inside an RCU read section: past
+	 * this, no CPU is still running its code.
+	 */
+	synchronize_rcu();
 }
 
 /**
@@ -291,6 +326,7 @@ struct xiw_tx_pq *xiw_tx_pq_create(struct xiw_conn *conn)
 	if (!pq)
 		return NULL;
 	pq->nslots = n;
+	atomic_inc(&xiw_tx_pq_live);
 	kref_init(&pq->ref);
 	spin_lock_init(&pq->lock);
 	pq->qp = conn->qp;
@@ -391,7 +427,10 @@ static void xiw_tx_zc_put(struct sk_buff *skb, struct ubuf_info *u,
 	p->zc = false;
 	xiw_tx_pq_reap(pq);
 	spin_unlock_irqrestore(&pq->lock, flags);
+	/* See xiw_tx_pq_wait_all(): module exit waits this section out. */
+	rcu_read_lock();
 	kref_put(&pq->ref, xiw_tx_pq_free);
+	rcu_read_unlock();
 }
 
 XIW_COMPAT_UBUF_OPS(xiw_tx_zc_ops, xiw_tx_zc_put);
