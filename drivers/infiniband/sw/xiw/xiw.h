@@ -367,6 +367,8 @@ struct xiw_ksqe {
  *	receives remain posted
  * @kernel_verbs: true for kernel consumers
  * @mmap_entry: user mapping of @recvq (user SRQs only)
+ * @limit_event: IB_EVENT_SRQ_LIMIT_REACHED raised and not delivered yet
+ * @event_work: delivers it on xiw_cq_wq, off the data path's locks
  */
 struct xiw_srq {
 	struct ib_srq base_srq;
@@ -381,6 +383,8 @@ struct xiw_srq {
 	bool armed;
 	bool kernel_verbs;
 	struct rdma_user_mmap_entry *mmap_entry;
+	unsigned long limit_event;
+	struct work_struct event_work;
 };
 
 /**
@@ -481,6 +485,10 @@ struct xiw_qp_transport_ops {
  * @sq_entry: user mapping of @sendq
  * @rq_entry: user mapping of @recvq
  * @stats: counters for restrack and debugging
+ * @events: BIT(enum ib_event_type) of the asynchronous events raised and
+ *	not delivered yet (atomic bit operations)
+ * @event_work: delivers @events on xiw_cq_wq, so the consumer's handler
+ *	never runs on the call chain that raised them, under its locks
  */
 struct xiw_qp {
 	struct ib_qp base_qp;
@@ -530,6 +538,9 @@ struct xiw_qp {
 		atomic64_t rq_completed;
 		atomic64_t flushed;
 	} stats;
+
+	unsigned long events;
+	struct work_struct event_work;
 };
 
 /**

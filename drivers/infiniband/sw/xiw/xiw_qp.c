@@ -622,18 +622,46 @@ void xiw_qp_flush(struct xiw_qp *qp)
 	xiw_rq_flush(qp);
 }
 
-/* Deliver an affiliated asynchronous event of @qp to its consumer. */
+/*
+ * Deliver the QP's raised events to its consumer: the error first, then
+ * Last WQE Reached, which follows the move to ERROR.  An event raised
+ * twice before delivery is delivered once.
+ */
+static void xiw_qp_event_work(struct work_struct *work)
+{
+	static const enum ib_event_type order[] = {
+		IB_EVENT_QP_FATAL,
+		IB_EVENT_QP_REQ_ERR,
+		IB_EVENT_QP_ACCESS_ERR,
+		IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+	struct xiw_qp *qp = container_of(work, struct xiw_qp, event_work);
+	struct ib_qp *base_qp = &qp->base_qp;
+	unsigned long events = xchg(&qp->events, 0);
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
+		struct ib_event ev = {
+			.device = base_qp->device,
+			.element.qp = base_qp,
+			.event = order[i],
+		};
+
+		if ((events & BIT(order[i])) && base_qp->event_handler)
+			base_qp->event_handler(&ev, base_qp->qp_context);
+	}
+}
+
+/*
+ * Raise an affiliated asynchronous event of @qp: the consumer gets it
+ * from xiw_qp_event_work(), with no lock of ours held, whatever the
+ * context that raised it (the receive engine under the socket lock, a
+ * verb under the consumer's own locks).  Any context.
+ */
 static void xiw_qp_raise(struct xiw_qp *qp, enum ib_event_type type)
 {
-	struct ib_qp *base_qp = &qp->base_qp;
-	struct ib_event ev = {
-		.device = base_qp->device,
-		.element.qp = base_qp,
-		.event = type,
-	};
-
-	if (base_qp->event_handler)
-		base_qp->event_handler(&ev, base_qp->qp_context);
+	set_bit(type, &qp->events);
+	queue_work(xiw_cq_wq, &qp->event_work);
 }
 
 /**
@@ -886,6 +914,7 @@ int xiw_create_qp(struct ib_qp *base_qp, struct ib_qp_init_attr *attrs,
 	qp->xdev = xdev;
 	kref_init(&qp->ref);
 	init_completion(&qp->released);
+	INIT_WORK(&qp->event_work, xiw_qp_event_work);
 	spin_lock_init(&qp->state_lock);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
@@ -1004,6 +1033,8 @@ int xiw_destroy_qp(struct ib_qp *base_qp, struct ib_udata *udata)
 
 	xiw_qp_put(qp);
 	wait_for_completion(&qp->released);
+	/* Nothing raises events now; the consumer gets none after destroy. */
+	cancel_work_sync(&qp->event_work);
 
 	if (qp->recvq)
 		xiw_queue_free(qp->recvq, qp->rq_entry);

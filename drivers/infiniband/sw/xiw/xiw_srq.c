@@ -10,11 +10,27 @@
  */
 
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "xiw.h"
 #include "xiw_verbs.h"
+
+/* Deliver the limit event xiw_srq_fetch() raised, with no lock held. */
+static void xiw_srq_event_work(struct work_struct *work)
+{
+	struct xiw_srq *srq = container_of(work, struct xiw_srq, event_work);
+	struct ib_event event = {
+		.device = srq->base_srq.device,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		.element.srq = &srq->base_srq,
+	};
+
+	if (test_and_clear_bit(0, &srq->limit_event) &&
+	    srq->base_srq.event_handler)
+		srq->base_srq.event_handler(&event, srq->base_srq.srq_context);
+}
 
 /**
  * xiw_create_srq - create a shared receive queue (libsiw create SRQ ABI)
@@ -52,6 +68,7 @@ int xiw_create_srq(struct ib_srq *base_srq, struct ib_srq_init_attr *init_attr,
 
 	srq->xdev = xdev;
 	spin_lock_init(&srq->lock);
+	INIT_WORK(&srq->event_work, xiw_srq_event_work);
 	srq->kernel_verbs = !udata;
 	/* Not rounded: the ring works with any size, and stays <= the limit. */
 	srq->num_rqe = max(attr->max_wr, 1U);
@@ -153,6 +170,7 @@ int xiw_destroy_srq(struct ib_srq *base_srq, struct ib_udata *udata)
 	struct xiw_srq *srq = to_xiw_srq(base_srq);
 
 	might_sleep();
+	cancel_work_sync(&srq->event_work);
 	if (srq->mmap_entry)
 		xiw_mmap_remove(srq->mmap_entry);
 	else
@@ -259,14 +277,10 @@ int xiw_srq_fetch(struct xiw_srq *srq, struct xiw_krqe *rqe)
 	}
 	spin_unlock_irqrestore(&srq->lock, flags);
 
-	if (limit_event && srq->base_srq.event_handler) {
-		struct ib_event event = {
-			.device = srq->base_srq.device,
-			.event = IB_EVENT_SRQ_LIMIT_REACHED,
-			.element.srq = &srq->base_srq,
-		};
-
-		srq->base_srq.event_handler(&event, srq->base_srq.srq_context);
+	/* Delivered from xiw_srq_event_work(): our caller holds its locks. */
+	if (limit_event) {
+		set_bit(0, &srq->limit_event);
+		queue_work(xiw_cq_wq, &srq->event_work);
 	}
 	return rv;
 }

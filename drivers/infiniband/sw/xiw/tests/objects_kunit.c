@@ -250,6 +250,11 @@ static const struct xiw_qp_transport_ops xiw_fake_tops = {
 
 #define XIW_KQP_DEPTH	4
 
+/* The fake QPs' consumer has no event handler. */
+static void xiw_kqp_event_work(struct work_struct *work)
+{
+}
+
 static struct xiw_kqp *xiw_kqp_new(struct kunit *test)
 {
 	struct xiw_kqp *k = kunit_kzalloc(test, sizeof(*k), GFP_KERNEL);
@@ -258,6 +263,7 @@ static struct xiw_kqp *xiw_kqp_new(struct kunit *test)
 	k->scq = xiw_kcq_new(test, 16);
 	k->rcq = xiw_kcq_new(test, 16);
 	spin_lock_init(&k->qp.state_lock);
+	INIT_WORK(&k->qp.event_work, xiw_kqp_event_work);
 	spin_lock_init(&k->qp.sq_lock);
 	spin_lock_init(&k->qp.rq_lock);
 	k->qp.state = XIW_QP_IDLE;
