@@ -408,9 +408,13 @@ enum xiw_qp_state {
 /**
  * struct xiw_qp_transport_ops - hooks of the data path / connection
  *
- * Installed by the connection manager with xiw_qp_connect().  Every hook
- * may be called from any context and must not sleep; a hook that needs to
- * sleep defers the work itself.
+ * Installed by the connection manager with xiw_qp_connect().  No hook
+ * sleeps but @detach; a hook that needs to sleep defers the work itself.
+ * @sq_kick and @rq_kick may be called from any context; @state_change and
+ * @flush, which follow a move of the QP (xiw_qp_modify(),
+ * xiw_qp_transport_move(), verbs), only with interrupts on and never in
+ * hard irq: @flush waits for a copy the data path has in progress, under
+ * a lock that disables bottom halves only.
  *
  * @sq_kick: new SQEs were posted (or the QP just entered RTS): process the
  *	send queue.  Called without QP locks held.

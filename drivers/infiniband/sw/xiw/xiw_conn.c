@@ -235,9 +235,11 @@ static void xiw_conn_raise(struct xiw_conn *conn,
  * The one writer of @conn->state.  What the edge asks for under the lock
  * (close_work, term_work, the cause) happens once and in the order of the
  * events; the calls out (the consumer's event, the QP's move, a kick) come
- * after it, and an event they cause comes back here as any other.  Any
- * context; the caller holds a users reference (or is the start,
- * close_work, term_work or detach) and not @conn->lock.
+ * after it, and an event they cause comes back here as any other.  The
+ * QP's move may be to ERROR, whose flush waits for the engines' copies:
+ * process or softirq context, interrupts on, neither @conn->lock nor
+ * @conn->copy_lock held.  The caller holds a users reference (or is the
+ * start, close_work, term_work or detach).
  *
  * Return: the XIW_CA_* actions of the edge taken (0 if it moved nothing).
  */
@@ -474,8 +476,9 @@ static void xiw_conn_close_work(struct work_struct *work)
  *
  * The first error wins (XIW_CEV_TERMINATE).  The transmit engine sends
  * the TERMINATE, then moves the QP to ERROR; it waits for room in the
- * socket as long as it needs, and term_work bounds that wait.  Any
- * context.
+ * socket as long as it needs, and term_work bounds that wait.  As
+ * xiw_conn_event(): not in hard irq, nor with interrupts off or
+ * @conn->copy_lock held.
  */
 void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
 		   const u8 *hdr, size_t hdr_len)
@@ -637,8 +640,15 @@ static void xiw_conn_flush(struct xiw_qp *qp)
 
 	if (!conn)
 		return;
+	/*
+	 * A copy in progress finishes first: the work request it copies for
+	 * completes after it, and the engine finds it no longer owns it at
+	 * its next copy.
+	 */
+	spin_lock_bh(&conn->copy_lock);
 	xiw_qp_tx_flush(conn);
 	xiw_qp_rx_flush(conn);
+	spin_unlock_bh(&conn->copy_lock);
 	xiw_conn_put_user(conn);
 }
 
@@ -823,6 +833,7 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	/* One for the QP's pointer, one for this start (see detach). */
 	refcount_set(&conn->users, 2);
 	init_completion(&conn->users_gone);
+	spin_lock_init(&conn->copy_lock);
 	spin_lock_init(&conn->lock);
 	mutex_init(&conn->tx_mutex);
 	INIT_WORK(&conn->tx_work, xiw_qp_tx_work);
@@ -927,7 +938,8 @@ err_free:
  * @conn: the connection
  *
  * From the CM (xiw_conn_llp_down()) or the transmit engine's sendmsg().
- * Any context.
+ * As xiw_conn_event(): the QP's move to ERROR flushes it, so not in hard
+ * irq, nor with interrupts off or @conn->copy_lock held.
  */
 void xiw_conn_llp_err(struct xiw_conn *conn)
 {
@@ -939,7 +951,8 @@ void xiw_conn_llp_err(struct xiw_conn *conn)
  * @qp: the QP
  * @err: 0 for an orderly close by the peer, else a negative errno
  *
- * Any context.
+ * Process or softirq context, interrupts on: the QP's move to ERROR
+ * flushes it, which waits for the engines' copies.
  */
 void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 {

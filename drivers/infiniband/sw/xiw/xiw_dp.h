@@ -333,10 +333,22 @@ struct xiw_conn_step {
  * @rcu: frees the structure a grace period after detach: a hook may be
  *	looking at @users of a connection just withdrawn
  *
+ * @copy_lock: held by an engine around every copy into or out of the
+ *	buffers of a work request it owns -- a Send into its receive, a Read
+ *	or Atomic Response into the sink of the ORQ's head, the gather or
+ *	zero-copy walk of @tx_sqe -- and by the two that complete such a
+ *	request from outside the engine: the flush hook and the ORQ flush of
+ *	xiw_tx_sqe_fail().  So no work request completes while it is being
+ *	copied.  The engine tests that it still owns the request inside the
+ *	section (@rx_ut's active, @orq_count, @tx_sqe_active); those two
+ *	withdraw ownership inside theirs, under @lock too.  Bottom halves
+ *	off, interrupts on: taken in process and softirq context only, never
+ *	with interrupts off; nests outside @lock
  * @lock: guards @orq*, @irq*, @term_*, @rtr_*, the ownership of @tx_sqe
- *	(@tx_sqe_active, @tx_pend) and of the receive contexts' RQEs, and
- *	placement of received data into work requests (so a flush never
- *	completes a work request that is being written); irqsave, any context
+ *	(@tx_sqe_active, @tx_pend) and of the receive contexts' RQEs; held
+ *	for bookkeeping only, never over a payload copy; irqsave, any
+ *	context (a kernel post_recv may take it in hard irq through
+ *	xiw_conn_rnr_kick())
  * @orq: ring of @ord outstanding Read Requests
  * @orq_head: oldest entry
  * @orq_count: entries in use
@@ -425,6 +437,7 @@ struct xiw_conn {
 	struct completion users_gone;
 	struct rcu_head rcu;
 
+	spinlock_t copy_lock;		/* copies of owned work requests */
 	spinlock_t lock;		/* ORQ, IRQ, TERMINATE, ownership */
 	struct xiw_orq_entry *orq;
 	u32 orq_head;

@@ -610,7 +610,8 @@ static void xiw_rq_flush(struct xiw_qp *qp)
  * @qp: the QP, in ERROR state
  *
  * Work the data path holds is flushed first (its @flush hook), then the
- * send and receive rings, so that completions stay in order.  Any context.
+ * send and receive rings, so that completions stay in order.  Interrupts
+ * on, not in hard irq: the hook waits for the data path's copies.
  */
 void xiw_qp_flush(struct xiw_qp *qp)
 {
@@ -774,8 +775,9 @@ static int xiw_qp_set_state(struct xiw_qp *qp, enum xiw_qp_state new,
  *
  * Called by verbs and by the data path / CM (e.g. RTS -> TERMINATE or
  * ERROR on a protocol error, CLOSING -> IDLE after a graceful close).
- * Entering ERROR flushes all queues.  Any context; never sleeps (the hooks
- * must not either).
+ * Entering ERROR flushes all queues.  Never sleeps (the hooks must not
+ * either); not in hard irq nor with interrupts off, since the flush hook
+ * waits for the data path's copies under a bottom-half lock.
  *
  * Return: 0, or -EINVAL for a transition the table does not allow.
  */
@@ -793,7 +795,8 @@ EXPORT_SYMBOL_IF_KUNIT(xiw_qp_modify);
  * As xiw_qp_modify() -- the flush on ERROR, Last WQE Reached -- but the
  * transport's state_change hook is not called: the transport decided the
  * move and has acted on it already, so the hook reports only the moves
- * verbs, iw_cm and the CM make.  Any context; never sleeps.
+ * verbs, iw_cm and the CM make.  Never sleeps; as xiw_qp_modify(), not
+ * in hard irq nor with interrupts off (a move to ERROR flushes).
  *
  * Return: 0, or -EINVAL for a transition the table does not allow (a
  * verbs move got there first).

@@ -10,7 +10,9 @@
  *
  * Runs under the socket lock (softirq, or process context when the socket
  * was owned by a sender).  Placement into work requests happens under
- * conn->lock, so that a flush never completes a request being written.
+ * conn->copy_lock, which the flush takes too, so that a flush never
+ * completes a request being written; conn->lock, which a kernel post_recv
+ * may take in hard irq, is never held over a copy.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -88,6 +90,8 @@ static int xiw_rx_copy_piece(void *priv, void *kaddr, unsigned int len)
 	struct xiw_rx_copy *cp = priv;
 	const struct xiw_offload_ops *ops = cp->conn->offload;
 
+	/* No payload is copied with interrupts off (see conn->copy_lock). */
+	lockdep_assert_irqs_enabled();
 	if (ops->rx_place)
 		ops->rx_place(&cp->conn->oc, kaddr, cp->src, len);
 	else
@@ -421,23 +425,33 @@ static enum xiw_proto_err xiw_rx_atomic_resp_end(struct xiw_conn *conn)
 	u64 value = h->u.atomic_resp.value;
 
 	conn->rx_atomic_msn++;
+	/*
+	 * Placed under copy_lock: a flush never completes the request half
+	 * written.  The head entry stays as it is while conn->lock is
+	 * dropped: the transmit engine only adds behind it, and only the
+	 * holders of copy_lock take it off.
+	 */
+	spin_lock_bh(&conn->copy_lock);
 	spin_lock_irqsave(&conn->lock, flags);
 	if (!conn->orq_count) {
 		spin_unlock_irqrestore(&conn->lock, flags);
+		spin_unlock_bh(&conn->copy_lock);
 		return XIW_OK;	/* flushed meanwhile */
 	}
 	done = conn->orq[conn->orq_head];
-	/* Placed under the lock: a flush never completes it half written. */
+	spin_unlock_irqrestore(&conn->lock, flags);
 	cp.src = (const u8 *)&value;
 	if (xiw_sgl_walk(qp->xdev, qp->base_qp.pd, done.sqe.sge, 1, 0,
 			 XIW_ATOMIC_LEN, IB_ACCESS_LOCAL_WRITE,
 			 xiw_rx_copy_piece, &cp))
 		st = XIW_WC_LOC_PROT_ERR;
+	spin_lock_irqsave(&conn->lock, flags);
 	conn->orq_head = (conn->orq_head + 1) % conn->ord;
 	conn->orq_count--;
 	/* Completed under the lock too: see xiw_rx_read_resp_end(). */
 	xiw_sqe_complete(qp, &done.sqe, XIW_ATOMIC_LEN, st);
 	spin_unlock_irqrestore(&conn->lock, flags);
+	spin_unlock_bh(&conn->copy_lock);
 	if (st != XIW_WC_SUCCESS)
 		xiw_conn_event(conn, XIW_CEV_LOCAL_ERR, NULL);
 	xiw_rx_orq_kick(conn);
@@ -566,35 +580,50 @@ static enum xiw_proto_err xiw_rx_data(struct xiw_conn *conn, const u8 *data,
 	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
 	enum xiw_proto_err err = XIW_OK;
 	unsigned long flags;
+	bool owned;
 
 	switch (h->opcode) {
 	case RDMAP_OP_WRITE:
 		return xiw_rx_place_tagged(conn, h->stag, h->to + off, data,
 					   len, IB_ACCESS_REMOTE_WRITE);
 	case RDMAP_OP_READ_RESP:
+		/*
+		 * The ORQ's head is ours while it is not empty; the transmit
+		 * engine adds to it concurrently, so the count is read under
+		 * conn->lock, and only holders of copy_lock empty it.
+		 */
+		spin_lock_bh(&conn->copy_lock);
 		spin_lock_irqsave(&conn->lock, flags);
-		if (conn->orq_count)	/* else flushed: drop */
+		owned = conn->orq_count;
+		spin_unlock_irqrestore(&conn->lock, flags);
+		if (owned)	/* else flushed: drop */
 			err = xiw_rx_place_tagged(conn, h->stag, h->to + off,
 						  data, len,
 						  IB_ACCESS_LOCAL_WRITE);
-		spin_unlock_irqrestore(&conn->lock, flags);
+		spin_unlock_bh(&conn->copy_lock);
 		return err;
 	case RDMAP_OP_SEND:
 	case RDMAP_OP_SEND_SE:
 	case RDMAP_OP_SEND_INV:
 	case RDMAP_OP_SEND_SE_INV:
-		spin_lock_irqsave(&conn->lock, flags);
+		/*
+		 * ut->active is written by this engine and by a flush, which
+		 * holds copy_lock: under it, this engine reads it without
+		 * conn->lock.
+		 */
+		spin_lock_bh(&conn->copy_lock);
 		if (ut->active &&
 		    xiw_rx_place_rqe(conn, &ut->rqe, h->mo + off, data, len)) {
+			spin_lock_irqsave(&conn->lock, flags);
 			ut->active = false;
 			/* Completed under the lock: see xiw_rx_send_end(). */
 			xiw_rqe_complete(conn->qp, &ut->rqe, 0, 0,
 					 XIW_WC_LOC_PROT_ERR);
 			spin_unlock_irqrestore(&conn->lock, flags);
-			return XIW_ERR_RDMAP_CATASTROPHIC;
+			err = XIW_ERR_RDMAP_CATASTROPHIC;
 		}
-		spin_unlock_irqrestore(&conn->lock, flags);
-		return XIW_OK;
+		spin_unlock_bh(&conn->copy_lock);
+		return err;
 	case RDMAP_OP_TERMINATE:
 		/* seg_check bounds the body; keep it for xiw_rx_end(). */
 		if (off + len > sizeof(conn->rx_term_body) - RDMAP_TERM_CTRL_LEN)
@@ -941,15 +970,15 @@ int xiw_qp_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
 
 /**
  * xiw_qp_rx_flush - complete the receive work request being filled
- * @conn: the connection
- *
- * Any context.
+ * @conn: the connection; the caller holds @conn->copy_lock, so no Send is
+ *	being placed into it
  */
 void xiw_qp_rx_flush(struct xiw_conn *conn)
 {
 	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
 	unsigned long flags;
 
+	lockdep_assert_held(&conn->copy_lock);
 	spin_lock_irqsave(&conn->lock, flags);
 	if (ut->active) {
 		ut->active = false;

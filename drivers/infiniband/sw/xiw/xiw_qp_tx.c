@@ -223,6 +223,8 @@ static int xiw_tx_copy_piece(void *priv, void *kaddr, unsigned int len)
 {
 	struct xiw_tx_copy *cp = priv;
 
+	/* No payload is copied with interrupts off (see conn->copy_lock). */
+	lockdep_assert_irqs_enabled();
 	memcpy(cp->dst, kaddr, len);
 	cp->dst += len;
 	return 0;
@@ -238,7 +240,8 @@ static int xiw_tx_copy_mr(struct xiw_mr *mr, u64 addr, u8 *buf, u32 len)
 
 /*
  * Gather @len octets from payload offset @off of the send work request
- * into @buf, checking every local STag.  Caller holds conn->lock.
+ * into @buf, checking every local STag.  Caller holds conn->copy_lock and
+ * owns the request (tx_sqe_active).
  */
 static int xiw_tx_gather(struct xiw_conn *conn, const struct xiw_ksqe *sqe,
 			 u32 off, u8 *buf, u32 len)
@@ -246,6 +249,7 @@ static int xiw_tx_gather(struct xiw_conn *conn, const struct xiw_ksqe *sqe,
 	struct xiw_qp *qp = conn->qp;
 	struct xiw_tx_copy cp = { .dst = buf };
 
+	lockdep_assert_held(&conn->copy_lock);
 	if (sqe->flags & XIW_WQE_INLINE) {
 		const u8 *inl = (const u8 *)&sqe->sge[1];
 
@@ -537,13 +541,15 @@ static int xiw_tx_sqe_done(struct xiw_conn *conn, enum xiw_wc_status status)
 /*
  * Complete the Reads and Atomics waiting for their responses with
  * WR_FLUSH_ERR, oldest first; a response that comes later finds the ORQ
- * empty and is dropped.
+ * empty and is dropped.  Under copy_lock, which the receive engine holds
+ * while it places into the sink of the ORQ's head, and conn->lock.
  */
 static void xiw_tx_orq_flush_locked(struct xiw_conn *conn)
 {
 	struct xiw_orq_entry *e;
 	u32 n;
 
+	lockdep_assert_held(&conn->copy_lock);
 	lockdep_assert_held(&conn->lock);
 
 	for (n = 0; n < conn->orq_count; n++) {
@@ -565,9 +571,11 @@ static void xiw_tx_sqe_fail(struct xiw_conn *conn, enum xiw_wc_status status)
 {
 	unsigned long flags;
 
+	spin_lock_bh(&conn->copy_lock);
 	spin_lock_irqsave(&conn->lock, flags);
 	xiw_tx_orq_flush_locked(conn);
 	spin_unlock_irqrestore(&conn->lock, flags);
+	spin_unlock_bh(&conn->copy_lock);
 	xiw_tx_sqe_done(conn, status);
 	xiw_conn_event(conn, XIW_CEV_LOCAL_ERR, NULL);
 }
@@ -642,7 +650,7 @@ static int xiw_tx_build_rtr(struct xiw_conn *conn)
  * Room for @len octets in the payload bounce buffer.  It is sized by the
  * segments actually framed: MSS-sized FPDUs on a 1500 octet link need
  * about 1.4 KiB, not the 64 KiB an FPDU may carry.  Called under
- * tx_mutex, before conn->lock is taken for the copy.
+ * tx_mutex, before the copy (and copy_lock, if it takes it).
  */
 static int xiw_tx_payload_room(struct xiw_conn *conn, u32 len)
 {
@@ -707,12 +715,6 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 
 	*built = false;
 	max = xiw_tx_max_payload(conn, RDMAP_OP_READ_RESP);
-	/* Room for a whole segment first: the copy runs under conn->lock. */
-	if (conn->tx_buf) {
-		rv = xiw_tx_payload_room(conn, max);
-		if (rv)
-			return rv;
-	}
 	spin_lock_irqsave(&conn->lock, flags);
 	if (!conn->irq_count || !conn->tx_buf) {
 		spin_unlock_irqrestore(&conn->lock, flags);
@@ -737,9 +739,21 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 		spin_unlock_irqrestore(&conn->lock, flags);
 		return 0;
 	}
+	/*
+	 * The head entry is this engine's without the lock: the receive
+	 * engine only writes the slot behind the last (the IRQ is never
+	 * full when it does), no flush touches the IRQ, and it is freed
+	 * only once both engines have stopped.  The source is the peer's
+	 * to read, not a work request: no flush waits for the copy, which
+	 * runs under no lock.
+	 */
+	spin_unlock_irqrestore(&conn->lock, flags);
 	seg = min(e->req.size - e->sent, max);
 	last = e->sent + seg == e->req.size;
 	if (seg) {
+		rv = xiw_tx_payload_room(conn, seg);
+		if (rv)
+			return rv;
 		/*
 		 * The source as it is now: deregistered, invalidated or
 		 * re-registered since the request came, it ends the response
@@ -754,7 +768,6 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 			xiw_mr_put(mr);
 		}
 	}
-	spin_unlock_irqrestore(&conn->lock, flags);
 	if (res != XIW_ACC_OK) {
 		xiw_tx_read_src_fail(conn, e, res);
 		return 0;
@@ -904,6 +917,8 @@ static int xiw_tx_zc_piece(void *priv, void *kaddr, unsigned int len)
 	struct bio_vec *bv = zw->conn->tx_zc_vec;
 	u8 *p = kaddr;
 
+	/* The CRC of the payload runs with interrupts on (conn->copy_lock). */
+	lockdep_assert_irqs_enabled();
 	while (len) {
 		unsigned int in_page = offset_in_page(p);
 		unsigned int n = min_t(unsigned int, len, PAGE_SIZE - in_page);
@@ -1167,9 +1182,14 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	if (zc && xiw_tx_zc_hdr(conn, &h, seg, &zw.crc))
 		return -EINVAL;
 
-	spin_lock_irqsave(&conn->lock, flags);
+	/*
+	 * tx_sqe_active is written by this engine and by a flush, which
+	 * holds copy_lock: under it, this engine reads it without
+	 * conn->lock, and a flush waits until the copy is done.
+	 */
+	spin_lock_bh(&conn->copy_lock);
 	if (!conn->tx_sqe_active) {
-		spin_unlock_irqrestore(&conn->lock, flags);
+		spin_unlock_bh(&conn->copy_lock);
 		conn->tx_len = batched;	/* drop this FPDU's headers only */
 		return 0;	/* flushed under us */
 	}
@@ -1194,7 +1214,7 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	if (!zc)
 		rv = seg ? xiw_tx_gather(conn, sqe, conn->tx_sqe_off,
 					 conn->tx_payload, seg) : 0;
-	spin_unlock_irqrestore(&conn->lock, flags);
+	spin_unlock_bh(&conn->copy_lock);
 	if (rv) {
 		conn->tx_len = batched;
 		xiw_tx_sqe_fail(conn, XIW_WC_LOC_PROT_ERR);
@@ -1442,16 +1462,17 @@ void xiw_qp_tx_work(struct work_struct *work)
 
 /**
  * xiw_qp_tx_flush - complete what the transmit engine holds with WR_FLUSH_ERR
- * @conn: the connection
+ * @conn: the connection; the caller holds @conn->copy_lock, so neither
+ *	engine is copying for any of these requests
  *
- * The send work request in progress and every outstanding RDMA Read.  Any
- * context.
+ * The send work request in progress and every outstanding RDMA Read.
  */
 void xiw_qp_tx_flush(struct xiw_conn *conn)
 {
 	unsigned long flags;
 	bool sqe;
 
+	lockdep_assert_held(&conn->copy_lock);
 	spin_lock_irqsave(&conn->lock, flags);
 	sqe = conn->tx_sqe_active;
 	conn->tx_sqe_active = false;
