@@ -147,7 +147,8 @@ struct xiw_dev_cfg {
  * @atomic_lock: serializes the read-modify-write of every Atomic Request
  *	the device's QPs execute, so they are atomic with respect to each
  *	other (IB_ATOMIC_HCA: the device is the unit of atomicity, even for
- *	MRs over the same memory); irqsave, any context, innermost
+ *	MRs over the same memory); taken by the receive engines only, in
+ *	softirq or process context, with bottom halves off; innermost
  * @stats: data path counters, reported by xiw_get_hw_stats()
  * @stats.tx_fpdus: FPDUs handed to TCP
  * @stats.tx_bytes: octets of those FPDUs

@@ -357,7 +357,6 @@ static enum xiw_proto_err xiw_rx_atomic_req(struct xiw_conn *conn)
 	struct xiw_qp *qp = conn->qp;
 	enum xiw_access_result res;
 	enum xiw_proto_err err;
-	unsigned long flags;
 	struct xiw_mr *mr;
 	u64 orig, val;
 	int rv;
@@ -378,16 +377,17 @@ static enum xiw_proto_err xiw_rx_atomic_req(struct xiw_conn *conn)
 	}
 	/*
 	 * The target is a host-order 64 bit word, as verbs define it; 8
-	 * octets copied with the device's atomic lock held.
+	 * octets copied with the device's atomic lock held.  Receive engines
+	 * are its only takers, in softirq or in process context.
 	 */
-	spin_lock_irqsave(&qp->xdev->atomic_lock, flags);
+	spin_lock_bh(&qp->xdev->atomic_lock);
 	rv = xiw_mr_copy_from(mr, ar->to, &orig, XIW_ATOMIC_LEN);
 	if (!rv) {
 		val = xiw_atomic_apply(ar, orig);
 		if (val != orig)
 			rv = xiw_mr_copy_to(mr, ar->to, &val, XIW_ATOMIC_LEN);
 	}
-	spin_unlock_irqrestore(&qp->xdev->atomic_lock, flags);
+	spin_unlock_bh(&qp->xdev->atomic_lock);
 	xiw_mr_put(mr);
 	if (rv)
 		return XIW_ERR_RDMAP_BASE_BOUNDS;
