@@ -382,7 +382,8 @@ struct xiw_conn_step {
  * @tx_sqe_len: total payload of @tx_sqe
  * @tx_sqe_off: payload octets of @tx_sqe framed so far
  * @tx_zc_vec: page pieces of a zero-copy FPDU's payload, sent after
- *	@tx_buf (which then holds ULPDU_Length and the headers only);
+ *	@tx_buf (which then holds ULPDU_Length and the headers only), each
+ *	page referenced until TCP has taken the whole payload;
  *	XIW_TX_ZC_VECS entries, allocated by the first zero-copy FPDU
  * @tx_zc_n: entries of @tx_zc_vec, 0 for an FPDU built in @tx_buf
  * @tx_zc_len: payload octets in @tx_zc_vec
@@ -531,6 +532,7 @@ void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
 void xiw_qp_tx_work(struct work_struct *work);
 void xiw_qp_tx_run(struct xiw_conn *conn);
 void xiw_qp_tx_flush(struct xiw_conn *conn);
+void xiw_tx_zc_drop(struct xiw_conn *conn);
 struct xiw_tx_pq *xiw_tx_pq_create(struct xiw_conn *conn);
 void xiw_tx_pq_detach(struct xiw_conn *conn);
 void xiw_tx_pq_wait_all(void);

@@ -12,9 +12,12 @@
  * pages TCP may hold goes out zero-copy (MSG_ZEROCOPY with a kernel
  * struct ubuf_info): such a work request completes only once the stack has
  * let go of its pages, and the completions of later requests wait behind it
- * in the xiw_tx_pq, so the send queue still completes in order.  Read
- * Responses are always copied: nothing tells the responder when the
- * consumer may change the source again.
+ * in the xiw_tx_pq, so the send queue still completes in order.  The
+ * engine holds a reference on each page from the moment it collects it
+ * until TCP holds its own: a flush completes the request at once, and its
+ * consumer may free the pages while a full socket still holds the FPDU
+ * back.  Read Responses are always copied: nothing tells the responder
+ * when the consumer may change the source again.
  */
 
 #include <linux/mm.h>
@@ -30,6 +33,13 @@
 
 /* FPDUs built per run before the work item yields the CPU. */
 #define XIW_TX_BUDGET		64
+
+/* Drop the engine's references on the first @n pages of @bv. */
+static void xiw_tx_zc_put_pages(struct bio_vec *bv, unsigned int n)
+{
+	while (n)
+		put_page(bv[--n].bv_page);
+}
 
 /* Hand @buf[*off..len) to TCP; -EAGAIN when the socket is full. */
 static int xiw_tx_push_kvec(struct xiw_conn *conn, u8 *buf, size_t *off,
@@ -101,6 +111,8 @@ static int xiw_tx_push(struct xiw_conn *conn, bool more)
 		atomic64_add(conn->tx_zc_len, &xdev->stats.tx_zc_bytes);
 		atomic64_add(conn->tx_zc_len + conn->tx_trl_len,
 			     &xdev->stats.tx_bytes);
+		/* TCP holds its own references on the pages it took. */
+		xiw_tx_zc_put_pages(conn->tx_zc_vec, conn->tx_zc_n);
 	}
 	conn->tx_len = 0;
 	conn->tx_off = 0;
@@ -937,6 +949,12 @@ static int xiw_tx_zc_piece(void *priv, void *kaddr, unsigned int len)
 		} else {
 			if (zw->n == XIW_TX_ZC_VECS)
 				goto unsupported;
+			/*
+			 * Held until TCP has taken the page: the request
+			 * is still ours (tx_sqe_active, under copy_lock),
+			 * so no flush has completed it yet.
+			 */
+			get_page(page);
 			bvec_set_page(&bv[zw->n++], page, n, in_page);
 		}
 		if (zw->conn->tx.crc)
@@ -1200,6 +1218,9 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		rv = xiw_sgl_walk(conn->qp->xdev, conn->qp->base_qp.pd, sqe->sge,
 				  sqe->num_sge, conn->tx_sqe_off, seg, 0,
 				  xiw_tx_zc_piece, &zw);
+		/* Nothing of this FPDU goes out zero-copy: let the pages go. */
+		if (rv)
+			xiw_tx_zc_put_pages(conn->tx_zc_vec, zw.n);
 		if (rv && zw.unsupported) {
 			/*
 			 * Not all in pages TCP may pin (slab memory, more
@@ -1458,6 +1479,18 @@ void xiw_qp_tx_work(struct work_struct *work)
 	mutex_lock(&conn->tx_mutex);
 	xiw_qp_tx_run(conn);
 	mutex_unlock(&conn->tx_mutex);
+}
+
+/**
+ * xiw_tx_zc_drop - let go of a zero-copy FPDU TCP has not wholly taken
+ * @conn: the connection, both engines stopped
+ *
+ * The engine's references on its pages; TCP holds its own on what it took.
+ */
+void xiw_tx_zc_drop(struct xiw_conn *conn)
+{
+	xiw_tx_zc_put_pages(conn->tx_zc_vec, conn->tx_zc_n);
+	conn->tx_zc_n = 0;
 }
 
 /**
