@@ -25,6 +25,7 @@
  *	CLOSING   -> IDLE       the LLP closed gracefully with empty queues
  *	CLOSING   -> ERROR      flush
  *	TERMINATE -> ERROR      flush
+ *	ERROR     -> ERROR      verbs: flush again (xiw_qp_error_again())
  *	ERROR     -> IDLE       reset; the rings are empty after the flush
  *
  * modify_qp to SQD (CLOSING) of a QP in TERMINATE or ERROR succeeds and
@@ -725,6 +726,32 @@ static void xiw_qp_state_changed(struct xiw_qp *qp,
 }
 
 /*
+ * A verbs modify_qp to ERR of a QP in ERROR changes nothing but flushes
+ * again.  The move that entered ERROR -- the data path's, say -- flushes
+ * after it released state_lock, and may still be on its way there (its
+ * flush hook waiting for a copy on another CPU) when the consumer's move
+ * finds ERROR.  The consumer must find everything the QP held complete
+ * once its move returns: ib_drain_sq() and ib_drain_rq() post their
+ * marker next, and ERROR completes the marker at once.  The flush
+ * completes nothing twice, and two flushes serialise on the transport's
+ * and the rings' locks, so the completions stay in order.  Last WQE
+ * Reached is the first flush's.
+ *
+ * Only while the transport, whose engines move the QP on their own, is
+ * attached: once destroy_qp has withdrawn it, a flush of the rings would
+ * write completions that carry a QP about to be freed (iw_cm moves the
+ * QP to ERR in destroy_cm_id() while destroy_qp waits for iw_cm's
+ * reference).  The data path's and the CM's own moves do not flush
+ * again: nobody waits on them for completions.
+ */
+static void xiw_qp_error_again(struct xiw_qp *qp)
+{
+	ibdev_dbg(qp->base_qp.device, "QP %u: ERROR again, flushing\n",
+		  xiw_qp_id(qp));
+	xiw_qp_flush(qp);
+}
+
+/*
  * Make the transition to @new (< XIW_QP_NUM_STATES) if the table allows
  * it.  @old and @tops receive the state left and the transport as read
  * with the new state: the caller runs xiw_qp_state_changed() with them,
@@ -1088,6 +1115,8 @@ static int xiw_ib_to_qp_state(enum ib_qp_state ib, enum xiw_qp_state *state)
  * Only state, access flags and the RDMA Read depths mean something for an
  * iWARP QP; the other standard attributes are accepted and ignored.  A
  * call that fails changes nothing, not even the attributes it carried.
+ * IB_QPS_ERR flushes the queues, in ERROR too while the QP has its
+ * transport (xiw_qp_error_again()).
  *
  * Return: 0; -EOPNOTSUPP for non-standard attribute bits; -EINVAL for bad
  * values or a transition the state table refuses.
@@ -1098,6 +1127,7 @@ int xiw_modify_qp(struct ib_qp *base_qp, struct ib_qp_attr *attr, int mask,
 	struct xiw_qp *qp = to_xiw_qp(base_qp);
 	const struct xiw_qp_transport_ops *tops = NULL;
 	enum xiw_qp_state new = XIW_QP_IDLE, old = XIW_QP_IDLE;
+	bool again = false;
 	unsigned long flags;
 	int rv = 0;
 
@@ -1133,6 +1163,9 @@ int xiw_modify_qp(struct ib_qp *base_qp, struct ib_qp_attr *attr, int mask,
 			new = qp->state;
 		rv = xiw_qp_transition_locked(qp, new, attr->qp_state, &old,
 					      &tops);
+		again = !rv && old == XIW_QP_ERROR &&
+			attr->qp_state == IB_QPS_ERR &&
+			rcu_access_pointer(qp->tctx);
 	}
 	if (!rv) {
 		if (mask & IB_QP_ACCESS_FLAGS)
@@ -1146,8 +1179,11 @@ int xiw_modify_qp(struct ib_qp *base_qp, struct ib_qp_attr *attr, int mask,
 
 	if (!rv && (mask & IB_QP_STATE) && old != new)
 		xiw_qp_state_changed(qp, tops, old, new, false);
+	else if (again)
+		xiw_qp_error_again(qp);
 	return rv;
 }
+EXPORT_SYMBOL_IF_KUNIT(xiw_modify_qp);
 
 /**
  * xiw_query_qp - verbs query_qp

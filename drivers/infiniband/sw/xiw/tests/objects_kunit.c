@@ -346,7 +346,11 @@ static void xiw_qp_every_transition(struct kunit *test)
 			KUNIT_EXPECT_EQ_MSG(test, (int)k->qp.state, ok ? to : from,
 					    "%s -> %s", xiw_qp_state_name(from),
 					    xiw_qp_state_name(to));
-			/* Hooks run for real changes only, never for refusals. */
+			/*
+			 * Hooks run for real changes only, never for refusals;
+			 * only verbs flush again in ERROR, with a transport
+			 * attached (xiw_qp_error_again_flushes).
+			 */
 			KUNIT_EXPECT_EQ_MSG(test, k->flushes,
 					    ok && to == XIW_QP_ERROR && from != to,
 					    "%s -> %s", xiw_qp_state_name(from),
@@ -474,6 +478,63 @@ static void xiw_qp_transport_move_skips_its_hook(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, (int)XIW_QP_IDLE, (int)k->last_new);
 }
 
+/*
+ * Another context has moved the QP to ERROR but not flushed yet (its
+ * flush hook waits for a copy): a verbs move to ERR in ERROR
+ * (ib_drain_sq()) flushes what is left itself, the transport first, so
+ * that a marker posted next completes last.  The transport's own move in
+ * ERROR and an SQD flush nothing, and neither does ERR once destroy_qp
+ * has withdrawn the transport: completions would carry a QP being freed.
+ */
+static void xiw_qp_error_again_flushes(struct kunit *test)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct xiw_kqp *k = xiw_kqp_new(test);
+	struct ib_wc wc[4];
+	int n, i;
+
+	k->qp.state = XIW_QP_ERROR;
+	k->qp.tops = &xiw_fake_tops;
+	rcu_assign_pointer(k->qp.tctx, k);
+	xiw_kqp_post_send(k, 31, XIW_WQE_SIGNALLED);
+	xiw_kqp_post_send(k, 32, XIW_WQE_SIGNALLED);
+	xiw_kqp_post_recv(k, 41);
+
+	KUNIT_ASSERT_EQ(test, 0, xiw_modify_qp(&k->qp.base_qp, &attr,
+					       IB_QP_STATE, NULL));
+	KUNIT_EXPECT_EQ(test, 1, k->flushes);
+	KUNIT_EXPECT_EQ(test, 0, k->flush_seen_cqes);
+	KUNIT_EXPECT_EQ(test, 0, k->changes);
+	KUNIT_EXPECT_EQ(test, (int)XIW_QP_ERROR, (int)k->qp.state);
+	n = xiw_kcq_poll(k->scq, wc, ARRAY_SIZE(wc));
+	KUNIT_ASSERT_EQ(test, 2, n);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ(test, (u64)(31 + i), wc[i].wr_id);
+		KUNIT_EXPECT_EQ(test, IB_WC_WR_FLUSH_ERR, wc[i].status);
+	}
+	KUNIT_ASSERT_EQ(test, 1, xiw_kcq_poll(k->rcq, wc, ARRAY_SIZE(wc)));
+	KUNIT_EXPECT_EQ(test, 41ULL, wc[0].wr_id);
+
+	/* Not the transport's own move, nor an SQD. */
+	xiw_kqp_post_send(k, 33, XIW_WQE_SIGNALLED);
+	KUNIT_EXPECT_EQ(test, 0, xiw_qp_transport_move(&k->qp, XIW_QP_ERROR));
+	attr.qp_state = IB_QPS_SQD;
+	KUNIT_EXPECT_EQ(test, 0, xiw_modify_qp(&k->qp.base_qp, &attr,
+					       IB_QP_STATE, NULL));
+	KUNIT_EXPECT_EQ(test, 1, k->flushes);
+	KUNIT_EXPECT_EQ(test, 0, xiw_kcq_poll(k->scq, wc, ARRAY_SIZE(wc)));
+
+	/* Withdrawn, as destroy_qp does before it waits for iw_cm. */
+	RCU_INIT_POINTER(k->qp.tctx, NULL);
+	attr.qp_state = IB_QPS_ERR;
+	KUNIT_EXPECT_EQ(test, 0, xiw_modify_qp(&k->qp.base_qp, &attr,
+					       IB_QP_STATE, NULL));
+	KUNIT_EXPECT_EQ(test, 1, k->flushes);
+	KUNIT_EXPECT_EQ(test, 0, xiw_kcq_poll(k->scq, wc, ARRAY_SIZE(wc)));
+	KUNIT_EXPECT_EQ(test, 0, k->changes);
+	KUNIT_EXPECT_EQ(test, (int)XIW_QP_ERROR, (int)k->qp.state);
+}
+
 static void xiw_qp_error_with_full_cq(struct kunit *test)
 {
 	struct xiw_kqp *k = xiw_kqp_new(test);
@@ -560,6 +621,7 @@ static struct kunit_case xiw_qp_state_cases[] = {
 	KUNIT_CASE(xiw_qp_rts_needs_a_transport),
 	KUNIT_CASE(xiw_qp_error_flushes_in_order),
 	KUNIT_CASE(xiw_qp_transport_move_skips_its_hook),
+	KUNIT_CASE(xiw_qp_error_again_flushes),
 	KUNIT_CASE(xiw_qp_error_with_full_cq),
 	KUNIT_CASE(xiw_qp_destroy_withdraws_the_transport),
 	{}
