@@ -11,7 +11,8 @@ DRV := drivers/infiniband/sw/xiw
 USERSPACE_BUILD := build/userspace
 
 .PHONY: all module modules clean install unit userspace vm vm-debug check \
-	check-full demo bench bench-proto bench-storage fuzz help dkms-source install-dkms \
+	check-full demo bench bench-focus bench-proto bench-storage fuzz help \
+	dkms-source install-dkms \
 	uninstall-dkms
 
 all: module
@@ -31,6 +32,7 @@ help:
 	@echo 'make check-full        every test there is'
 	@echo 'make demo              boot a VM, create xiw devices, show them'
 	@echo 'make bench             xiw vs siw vs TCP in a VM, plus the protocol core (report in bench/results/)'
+	@echo 'make bench-focus       a few perftest points, xiw and siw in turns, dummy and veth topologies (BENCH_POINTS, BENCH_PROFILE=1)'
 	@echo 'make bench-proto       the protocol core microbenchmarks (BENCH_ARGS= passes Google Benchmark flags)'
 	@echo 'make bench-storage     NVMe-oF, iSER, SMB Direct throughput, xiw vs siw in a VM (KVER=6.12 or debug)'
 	@echo 'make fuzz              every fuzzer for FUZZ_SECONDS (default 60) each'
@@ -127,6 +129,11 @@ bench:
 # siw, in one VM run (tests/vm/bench-storage).
 bench-storage:
 	KVER=$(KVER) tests/vm/bench-storage
+
+# A few perftest points (BENCH_POINTS) in one VM run, xiw and siw taking
+# turns, on the dummy and veth topologies (tests/vm/bench-focus).
+bench-focus:
+	KVER=$(KVER) tests/vm/bench-focus
 
 # The protocol core's microbenchmarks alone (ratios to memcpy at the end).
 bench-proto: userspace

@@ -1,10 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Guest half of `make bench` (tests/vm/bench): xiw against siw against raw
-# TCP on one veth pair between two network namespaces, in one VM run.
+# Guest half of `make bench` (tests/vm/bench) and of `make bench-focus`
+# (tests/vm/bench-focus): xiw against siw against raw TCP in one VM run,
+# on one of two topologies (BENCH_TOPO):
 #
-#   ns A: bna0 192.0.2.1/24  <-- veth -->  ns B: bnb0 192.0.2.2/24
+#   veth (default): two network namespaces joined by one veth pair
+#     ns A: bna0 192.0.2.1/24  <-- veth (MTU BENCH_MTU, 1500) -->  ns B: bnb0 192.0.2.2/24
+#   dummy: one device on a dummy netdev, both ends on it: the TCP goes
+#     over lo (MTU 64 KiB)
+#     ns A: bnd0 192.0.2.1/24, server and client
 #
 # In each repetition xiw, then siw on the very same veths, runs perftest
 # over RDMA CM (-R): ib_write_bw, ib_read_bw, ib_send_bw at several sizes,
@@ -23,14 +28,27 @@
 # metrics: bw_MBps (MB/s, 10^6), mpps, lat_typ_us, lat_avg_us, conn_per_s,
 # slab_KiB_per_qp, vmalloc_KiB_per_qp, and tcp_MBps for iperf3.  Failures are recorded as "fail" lines, never
 # silently dropped.
+#
+# BENCH_POINTS ("TOOL:SIZE ...", e.g. "ib_write_lat:64 ib_write_bw:65536")
+# runs only those perftest points, each BENCH_REPS times with the drivers
+# taking turns, and no cmtime, scale or iperf3 points.  BENCH_PROFILE=1
+# then runs every point once more per driver under `perf stat -a` and once
+# under `perf record -a -g` and prints what they saw (scheduler and
+# workqueue events, the hottest symbols) on stderr; those runs' numbers are
+# printed, not recorded.
 set -uo pipefail
 
 out=$1
 reps=${BENCH_REPS:-3}
+topo=${BENCH_TOPO:-veth}
+points=${BENCH_POINTS:-}
 A=192.0.2.1
 B=192.0.2.2
 NSA=bench-a
 NSB=bench-b
+# The devices the server (ns A) and the client (ns B) use.
+DEV_A=bench_a
+DEV_B=bench_b
 BW_SIZES=${BENCH_BW_SIZES:-"64 4096 65536 1048576 8388608"}
 LAT_SIZES=${BENCH_LAT_SIZES:-"64 4096 65536"}
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,20 +57,43 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 log() { echo "bench: $*" >&2; }
 record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$out"; }
 
-modprobe veth
 modprobe rdma_ucm
 modprobe xiw
 modprobe siw || log "no siw module: siw points are recorded as failed"
 
-ip netns add $NSA
-ip netns add $NSB
-# Distinct ifindexes for the two ends: see dev_up.
-ip link add bna0 index 30 netns $NSA type veth peer name bnb0 index 31 netns $NSB
-ip -n $NSA addr add $A/24 dev bna0
-ip -n $NSB addr add $B/24 dev bnb0
-for ns in $NSA $NSB; do ip -n $ns link set lo up; done
-ip -n $NSA link set bna0 up
-ip -n $NSB link set bnb0 up
+# topo_veth: ns A and ns B joined by one veth pair, a device on each end.
+topo_veth() {
+	modprobe veth
+	ip netns add $NSA
+	ip netns add $NSB
+	# Distinct ifindexes for the two ends: see dev_up.
+	ip link add bna0 index 30 netns $NSA type veth peer name bnb0 index 31 netns $NSB
+	ip -n $NSA addr add $A/24 dev bna0
+	ip -n $NSB addr add $B/24 dev bnb0
+	for ns in $NSA $NSB; do ip -n $ns link set lo up; done
+	ip -n $NSA link set bna0 mtu "${BENCH_MTU:-1500}" up
+	ip -n $NSB link set bnb0 mtu "${BENCH_MTU:-1500}" up
+	NETDEV_A=bna0 NETDEV_B=bnb0
+}
+
+# topo_dummy: one device on a dummy netdev in ns A, used by both ends; the
+# stack delivers the TCP over lo.
+topo_dummy() {
+	modprobe dummy
+	ip netns add $NSA
+	ip -n $NSA link set lo up
+	ip -n $NSA link add bnd0 type dummy
+	ip -n $NSA addr add $A/24 dev bnd0
+	ip -n $NSA link set bnd0 up
+	NSB=$NSA DEV_B=$DEV_A NETDEV_A=bnd0 NETDEV_B=
+}
+
+case $topo in
+veth) topo_veth ;;
+dummy) topo_dummy ;;
+*) log "unknown BENCH_TOPO $topo (veth or dummy)"; exit 2 ;;
+esac
+log "topology $topo"
 
 # perftest's server listens on the wildcard address, and RDMA CM repeats
 # such a listen on every RDMA device.  siw opens each repeat in the
@@ -79,7 +120,20 @@ dev_down() {	# NAME
 	done
 }
 
+# devs_up DRIVER / devs_down: the topology's devices of DRIVER.
+devs_up() {
+	dev_up $DEV_A "$1" $NSA $NETDEV_A || return 1
+	[ -z "$NETDEV_B" ] || dev_up $DEV_B "$1" $NSB $NETDEV_B
+}
+
+devs_down() {
+	dev_down $DEV_A
+	[ -z "$NETDEV_B" ] || dev_down $DEV_B
+}
+
 drv=
+# A command the client runs under (the profile's perf).
+client_wrap=()
 
 listening() { ip netns exec $NSA ss -Hltn "sport = :$1" | grep -q .; }
 
@@ -99,7 +153,7 @@ wait_listen() {
 perf() {
 	local tool=$2 size=$3 rep=$4 iters=$5 port=$((18515 + RANDOM % 1000))
 	local srv so=/tmp/bench.srv cl=/tmp/bench.cl line
-	local -a common=(-R -d bench_a -p "$port" -s "$size" -n "$iters" -F)
+	local -a common=(-R -d $DEV_A -p "$port" -s "$size" -n "$iters" -F)
 	ip netns exec $NSA timeout 120 "$tool" "${common[@]}" >"$so" 2>&1 &
 	srv=$!
 	if ! wait_listen "$port" "$srv"; then
@@ -107,8 +161,8 @@ perf() {
 		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
 		return
 	fi
-	common[2]=bench_b
-	if ! ip netns exec $NSB timeout 120 "$tool" "${common[@]}" $A >"$cl" 2>&1; then
+	common[2]=$DEV_B
+	if ! "${client_wrap[@]}" ip netns exec $NSB timeout 120 "$tool" "${common[@]}" $A >"$cl" 2>&1; then
 		record "$drv" "$tool" "$size" "$rep" fail "client failed"
 		sed 's/^/bench:   /' "$cl" | tail -n 5 >&2
 		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
@@ -137,10 +191,12 @@ perf() {
 	esac
 }
 
-# SIZE: iterations that keep one run short under TCG.  Small messages get
-# many: at 1000 the 64 B rate of one run moved by 40% between repetitions.
+# SIZE TOOL: iterations that keep one run short under TCG.  Small messages
+# get many: at 1000 the 64 B rate of one run moved by 40% between
+# repetitions.  The latency tools run BENCH_LAT_ITERS round trips.
 iters_for() {
-	if [ "$1" -ge 1048576 ]; then echo 20
+	if [[ $2 == *_lat ]]; then echo "${BENCH_LAT_ITERS:-5000}"
+	elif [ "$1" -ge 1048576 ]; then echo 20
 	elif [ "$1" -ge 65536 ]; then echo 200
 	else echo "${BENCH_SMALL_ITERS:-10000}"
 	fi
@@ -243,25 +299,33 @@ scale() {
 # cannot share a netdev, so the drivers take turns within a repetition:
 # drift over the run (page cache, neighbour entries) then hits both alike.
 run_points() {
-	local rep=$2 tool size
+	local rep=$2 tool size p
 	drv=$1
-	if ! dev_up bench_a "$drv" $NSA bna0 || ! dev_up bench_b "$drv" $NSB bnb0; then
+	if ! devs_up "$drv"; then
 		log "$drv: cannot create devices"
 		record "$drv" setup 0 "$rep" fail "rdma link add failed"
-		dev_down bench_a
-		dev_down bench_b
+		devs_down
+		return
+	fi
+	if [ -n "$points" ]; then
+		for p in $points; do
+			tool=${p%%:*} size=${p#*:}
+			log "$drv rep $rep: $tool $size"
+			perf "$drv" "$tool" "$size" "$rep" "$(iters_for "$size" "$tool")"
+		done
+		devs_down
 		return
 	fi
 	for tool in ib_write_bw ib_read_bw ib_send_bw; do
 		for size in $BW_SIZES; do
 			log "$drv rep $rep: $tool $size"
-			perf "$drv" "$tool" "$size" "$rep" "$(iters_for "$size")"
+			perf "$drv" "$tool" "$size" "$rep" "$(iters_for "$size" "$tool")"
 		done
 	done
 	for tool in ib_write_lat ib_read_lat ib_send_lat; do
 		for size in $LAT_SIZES; do
 			log "$drv rep $rep: $tool $size"
-			perf "$drv" "$tool" "$size" "$rep" "${BENCH_LAT_ITERS:-5000}"
+			perf "$drv" "$tool" "$size" "$rep" "$(iters_for "$size" "$tool")"
 		done
 	done
 	log "$drv rep $rep: cmtime"
@@ -276,23 +340,68 @@ run_points() {
 			conn_rate "$drv" "$(((rep - 1) * ${BENCH_CM_REPS:-5} + k))" "$n"
 		done
 	done
-	dev_down bench_a
-	dev_down bench_b
+	devs_down
 }
 
 # run_scale DRIVER N: the scale point on fresh devices.
 run_scale() {
 	drv=$1
-	if ! dev_up bench_a "$drv" $NSA bna0 || ! dev_up bench_b "$drv" $NSB bnb0; then
+	if ! devs_up "$drv"; then
 		record "$drv" scale "$2" 1 fail "rdma link add failed"
-		dev_down bench_a
-		dev_down bench_b
+		devs_down
 		return
 	fi
 	log "$drv: scale, $2 connections"
 	scale "$drv" "$2"
-	dev_down bench_a
-	dev_down bench_b
+	devs_down
+}
+
+# profile DRIVER: every point of BENCH_POINTS once under perf stat and once
+# under perf record, both over all CPUs for the length of the client's
+# run; their numbers go to the log only.
+profile() {
+	local keep=$out p tool size data=/tmp/bench.perf.data st=/tmp/bench.perf.stat
+	local -a ev=(context-switches cpu-migrations sched:sched_wakeup
+		     sched:sched_switch workqueue:workqueue_execute_start
+		     irq:softirq_entry raw_syscalls:sys_enter net:net_dev_xmit
+		     tcp:tcp_rcv_space_adjust)
+	drv=$1
+	if ! devs_up "$drv"; then
+		log "$drv: cannot create devices"
+		devs_down
+		return
+	fi
+	out=/tmp/bench.profile.tsv
+	for p in $points; do
+		tool=${p%%:*} size=${p#*:}
+		: >"$out"
+		client_wrap=(command perf stat -a -x, -o "$st" -e "$(IFS=,; echo "${ev[*]}")" --)
+		perf "$drv" "$tool" "$size" p "$(iters_for "$size" "$tool")"
+		sed "s/^/bench: profile: $drv $tool $size: /" "$out" >&2
+		awk -F, -v h="bench: profile: $drv $tool $size: stat:" \
+			'NF > 2 && $1 ~ /^[0-9]/ { print h, $3, $1 }' "$st" >&2
+		: >"$out"
+		client_wrap=(command perf record -a -g -N -B -q -o "$data" --)
+		perf "$drv" "$tool" "$size" p "$(iters_for "$size" "$tool")"
+		sed "s/^/bench: profile: $drv $tool $size: /" "$out" >&2
+		# Where the time goes by program and library, then the kernel
+		# alone: own samples per symbol, and with its callees.
+		command perf report -i "$data" --stdio --no-children -g none \
+			--sort comm,dso --percent-limit 1 2>/dev/null |
+			grep -v '^#' | grep . | head -n 20 |
+			sed "s/^/bench: profile: $drv $tool $size: dso: /" >&2
+		command perf report -i "$data" --stdio --no-children -g none -n \
+			--dsos '[kernel.kallsyms]' --sort sym --percent-limit 0.2 2>/dev/null |
+			grep -v '^#' | grep . | head -n "${BENCH_PROFILE_LINES:-60}" |
+			sed "s/^/bench: profile: $drv $tool $size: self: /" >&2
+		command perf report -i "$data" --stdio --children -g none -n \
+			--dsos '[kernel.kallsyms]' --sort sym --percent-limit 0.5 2>/dev/null |
+			grep -v '^#' | grep . | head -n "${BENCH_PROFILE_LINES:-60}" |
+			sed "s/^/bench: profile: $drv $tool $size: children: /" >&2
+	done
+	client_wrap=()
+	out=$keep
+	devs_down
 }
 
 run_tcp() {
@@ -316,7 +425,7 @@ run_tcp() {
 }
 
 # The first address resolution must not pay for the neighbour entry.
-ip netns exec $NSB ping -c 1 -W 2 $A >/dev/null 2>&1 || log "no ping across the veth pair"
+ip netns exec $NSB ping -c 1 -W 2 $A >/dev/null 2>&1 || log "no ping from ns B to $A"
 # The guest's root is this machine's, over 9p: whichever driver runs a
 # tool first would pay for faulting its pages in (a first cmtime
 # connection took 77-186 ms against 21-36 ms warm).  Read the tools and
@@ -340,6 +449,19 @@ for rep in $(seq "$reps"); do
 		run_points "$d" "$rep"
 	done
 done
+if [ -n "$points" ]; then
+	if [ "${BENCH_PROFILE:-0}" = 1 ]; then
+		mountpoint -q /sys/kernel/tracing ||
+			mount -t tracefs nodev /sys/kernel/tracing
+		for d in $drivers; do
+			profile "$d"
+		done
+	fi
+	ip netns del $NSA
+	[ "$NSB" = "$NSA" ] || ip netns del $NSB
+	log "done: $(grep -c . "$out") lines, $(grep -c "	fail	" "$out") failures"
+	exit 0
+fi
 # siw stops short of 1024 connections in one process (see
 # Documentation/performance.rst): the small point compares memory per QP.
 for n in ${BENCH_SCALE_SMALL:-32} ${BENCH_SCALE:-1024}; do
@@ -350,5 +472,5 @@ done
 run_tcp
 
 ip netns del $NSA
-ip netns del $NSB
+[ "$NSB" = "$NSA" ] || ip netns del $NSB
 log "done: $(grep -c . "$out") lines, $(grep -c "	fail	" "$out") failures"
