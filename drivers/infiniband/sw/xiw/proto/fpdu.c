@@ -123,6 +123,29 @@ enum xiw_proto_err xiw_fpdu_build(struct xiw_tx *tx,
 	}
 	if (cap < xiw_mpa_fpdu_len(tx->stream_pos, tx->markers, (u32)total))
 		return XIW_ERR_NOSPACE;
+	if (!tx->markers && !tx->crc) {
+		/*
+		 * Nothing to insert, nothing to sum: the FPDU is the slices
+		 * between ULPDU_Length and the zero pad and CRC field.  The
+		 * octets are the same as below, in fewer steps; every small
+		 * message of a connection without CRC comes this way.
+		 */
+		u32 tail = xiw_mpa_pad_len((u32)total) + MPA_CRC_LEN;
+		u8 *o = out;
+
+		xiw_put_be16(o, (u16)total);
+		o += MPA_HDR_LEN;
+		for (i = 0; i < nslices; i++) {
+			if (ulpdu[i].len)
+				memcpy(o, ulpdu[i].p, ulpdu[i].len);
+			o += ulpdu[i].len;
+		}
+		memset(o, 0, tail);
+		o += tail;
+		*out_len = (size_t)(o - out);
+		tx->stream_pos += (u32)*out_len;
+		return XIW_OK;
+	}
 
 	xiw_put_be16(lenf, (u16)total);
 	xiw_txw_put(&w, lenf, MPA_HDR_LEN, true);
@@ -250,6 +273,29 @@ static enum xiw_proto_err xiw_rx_hdr_bytes(struct xiw_rx *rx, const u8 *p,
 	return XIW_OK;
 }
 
+/*
+ * The octets of a whole header (ULPDU_Length and the DDP/RDMAP header) at
+ * @p, if all of them are there and pass the checks xiw_rx_hdr_bytes()
+ * makes on the way; else 0, and the header is taken in the three steps
+ * that stop at the first octet in error.
+ */
+static size_t xiw_rx_hdr_whole(const struct xiw_rx *rx, const u8 *p,
+			       size_t avail)
+{
+	const struct xiw_rdmap_opinfo *info;
+	u16 ulpdu_len;
+
+	if (avail < MPA_HDR_LEN + 2)
+		return 0;
+	ulpdu_len = xiw_get_be16(p);
+	if (ulpdu_len > rx->max_ulpdu || ulpdu_len < DDP_TAGGED_HDR_LEN ||
+	    xiw_ddp_ctrl_check(p[MPA_HDR_LEN], p[MPA_HDR_LEN + 1], &info) ||
+	    ulpdu_len < info->hdr_len ||
+	    avail < (size_t)MPA_HDR_LEN + info->hdr_len)
+		return 0;
+	return MPA_HDR_LEN + info->hdr_len;
+}
+
 static enum xiw_proto_err xiw_rx_hdr_done(struct xiw_rx *rx)
 {
 	enum xiw_proto_err err;
@@ -339,15 +385,24 @@ enum xiw_proto_err xiw_rx_step(struct xiw_rx *rx, const u8 *p, size_t len,
 
 		switch (rx->state) {
 		case XIW_RX_HDR:
-			/* stop after ULPDU_Length and after the control octets */
-			if (rx->raw_got < MPA_HDR_LEN)
-				take = MPA_HDR_LEN - rx->raw_got;
-			else if (rx->raw_got < MPA_HDR_LEN + 2)
-				take = MPA_HDR_LEN + 2 - rx->raw_got;
-			else
-				take = rx->raw_need - rx->raw_got;
-			if (take > avail)
-				take = avail;
+			/*
+			 * The whole header in one step where it is all there
+			 * and sound, else stop after ULPDU_Length and after
+			 * the control octets.
+			 */
+			take = 0;
+			if (rx->raw_got == 0 && !rx->markers)
+				take = xiw_rx_hdr_whole(rx, c, avail);
+			if (!take) {
+				if (rx->raw_got < MPA_HDR_LEN)
+					take = MPA_HDR_LEN - rx->raw_got;
+				else if (rx->raw_got < MPA_HDR_LEN + 2)
+					take = MPA_HDR_LEN + 2 - rx->raw_got;
+				else
+					take = rx->raw_need - rx->raw_got;
+				if (take > avail)
+					take = avail;
+			}
 			err = xiw_rx_hdr_bytes(rx, c, take);
 			used += take;
 			if (err)
