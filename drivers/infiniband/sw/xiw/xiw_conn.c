@@ -36,7 +36,7 @@ static atomic_t xiw_tx_next_cpu = ATOMIC_INIT(0);
  */
 void xiw_conn_kick_tx(struct xiw_conn *conn)
 {
-	if (xiw_conn_tx_live(conn))
+	if (xiw_conn_tx_kickable(conn))
 		queue_work_on(READ_ONCE(conn->tx_cpu), xiw_tx_wq,
 			      &conn->tx_work);
 }
@@ -556,7 +556,7 @@ static void xiw_conn_kick_tx_beside(struct xiw_conn *conn)
 			cpu = self;
 		WRITE_ONCE(conn->tx_cpu, cpu);
 	}
-	if (xiw_conn_tx_live(conn))
+	if (xiw_conn_tx_kickable(conn))
 		queue_work_on(cpu, xiw_tx_wq, &conn->tx_work);
 }
 
@@ -584,7 +584,7 @@ static void xiw_conn_sq_kick(struct xiw_qp *qp)
 
 	if (!conn)
 		return;
-	if (!qp->kernel_verbs && in_task() && xiw_conn_tx_live(conn)) {
+	if (!qp->kernel_verbs && in_task() && xiw_conn_tx_kickable(conn)) {
 		if (xiw_sqe_next_unsignalled(qp)) {
 			xiw_conn_kick_tx_beside(conn);
 			goto out;

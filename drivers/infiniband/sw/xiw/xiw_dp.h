@@ -505,12 +505,21 @@ static inline bool xiw_conn_rx_live(const struct xiw_conn *conn)
 }
 
 /*
- * The transmit engine runs until a close is decided: in TERM_QUEUED it
+ * The transmit engine frames until a close is decided: in TERM_QUEUED it
  * finishes its FPDU and sends our TERMINATE, in TERM_OUT the rest of it.
  */
 static inline bool xiw_conn_tx_live(const struct xiw_conn *conn)
 {
 	return READ_ONCE(conn->state) < XIW_CONN_CLOSE_FIN;
+}
+
+/*
+ * Kicks run the engine until the close is committed or is a reset: in
+ * CLOSE_FIN it pushes what it framed, ahead of the FIN.
+ */
+static inline bool xiw_conn_tx_kickable(const struct xiw_conn *conn)
+{
+	return READ_ONCE(conn->state) <= XIW_CONN_CLOSE_FIN;
 }
 
 /* xiw_conn.c */

@@ -20,6 +20,8 @@
  * when the consumer may change the source again.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/mm.h>
 #include <linux/net.h>
 #include <linux/tcp.h>
@@ -437,15 +439,15 @@ static void xiw_tx_zc_put(struct sk_buff *skb, struct ubuf_info *u,
 	struct xiw_tx_pq *pq = p->pq;
 	unsigned long flags;
 
-	if (!refcount_dec_and_test(&u->refcnt))
-		return;
-	spin_lock_irqsave(&pq->lock, flags);
-	p->zc = false;
-	xiw_tx_pq_reap(pq);
-	spin_unlock_irqrestore(&pq->lock, flags);
 	/* See xiw_tx_pq_wait_all(): module exit waits this section out. */
 	rcu_read_lock();
-	kref_put(&pq->ref, xiw_tx_pq_free);
+	if (refcount_dec_and_test(&u->refcnt)) {
+		spin_lock_irqsave(&pq->lock, flags);
+		p->zc = false;
+		xiw_tx_pq_reap(pq);
+		spin_unlock_irqrestore(&pq->lock, flags);
+		kref_put(&pq->ref, xiw_tx_pq_free);
+	}
 	rcu_read_unlock();
 }
 
@@ -1466,6 +1468,13 @@ void xiw_qp_tx_run(struct xiw_conn *conn)
 			return;
 		}
 	}
+	/*
+	 * A graceful close was decided: nothing more is framed, but what is
+	 * framed (a batch whose work requests may have completed already)
+	 * goes into the socket ahead of the FIN.
+	 */
+	if (conn->tx_len && READ_ONCE(conn->state) == XIW_CONN_CLOSE_FIN)
+		xiw_tx_end_batch(conn);
 }
 
 /**
