@@ -54,6 +54,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <thread>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdint>
@@ -255,7 +256,8 @@ const xiw::cli::Usage kUsage = {
 	"xiw-perf",
 	"usage: xiw-perf -a ADDR [-p PORT] [-T SECS]                 (server)\n"
 	"       xiw-perf -c ADDR [-p PORT] [-t write|read|send] [-m bw|lat]\n"
-	"                [-s SIZE] [-n ITERS] [-w WINDOW] [-V] [-b SRC] [-T SECS]\n",
+	"                [-s SIZE] [-n ITERS] [-w WINDOW] [-V] [-b SRC] [-T SECS]\n"
+	"                [-D MS]\n",
 	"NAME\n"
 	"    xiw-perf - RDMA Write, Read and Send bandwidth and latency over\n"
 	"    librdmacm, IPv4 or IPv6, every byte optionally verified\n"
@@ -264,6 +266,7 @@ const xiw::cli::Usage kUsage = {
 	"    xiw-perf -a ADDR [-p PORT] [-T SECS]\n"
 	"    xiw-perf -c ADDR [-p PORT] [-t write|read|send] [-m bw|lat]\n"
 	"             [-s SIZE] [-n ITERS] [-w WINDOW] [-V] [-b SRC] [-T SECS]\n"
+	"             [-D MS]\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    The server binds ADDR (which selects its RDMA device), serves one\n"
@@ -287,6 +290,13 @@ const xiw::cli::Usage kUsage = {
 	"    -V, --verify        every message carries a pattern that the\n"
 	"                        receiving end checks byte for byte\n"
 	"    -b, --bind SRC      client: bind to the source address SRC\n"
+	"    -D, --start-delay MS\n"
+	"                        client: wait MS milliseconds, 0..10000, once\n"
+	"                        connected, before the first message (a server\n"
+	"                        whose receive path is not ready when its\n"
+	"                        accept completes, such as siw's, leaves a\n"
+	"                        first message that comes too early unread,\n"
+	"                        and a ping-pong sends no second one)\n"
 	"    -T, --timeout SECS  give up after SECS, 1..3600 (default 60)\n"
 	"    -h, --help          this text\n"
 	"\n"
@@ -315,6 +325,7 @@ struct Opts {
 	std::string addr, src;
 	std::string port = "18600";
 	int timeout_s = 60;
+	int start_delay_ms = 0;
 	Request req;
 };
 
@@ -760,6 +771,8 @@ int run_client(Opts &o)
 	uint64_t v1 = 0, v2 = 0;
 	uint8_t *mine = c.buf.get();
 	std::vector<double> lat;
+	if (o.start_delay_ms)
+		std::this_thread::sleep_for(std::chrono::milliseconds(o.start_delay_ms));
 	auto t0 = Clock::now();
 	const char *what = test_name(r.test);
 
@@ -951,13 +964,14 @@ int main(int argc, char **argv)
 		{ "window", required_argument, nullptr, 'w' },
 		{ "verify", no_argument, nullptr, 'V' },
 		{ "timeout", required_argument, nullptr, 'T' },
+		{ "start-delay", required_argument, nullptr, 'D' },
 		{ "help", no_argument, nullptr, 'h' },
 		{ nullptr, 0, nullptr, 0 },
 	};
 	using xiw::cli::uint_opt;
 	int ch;
 	bool client = false;
-	while ((ch = getopt_long(argc, argv, "a:c:b:p:t:m:s:n:w:VT:h", longopts, nullptr)) != -1) {
+	while ((ch = getopt_long(argc, argv, "a:c:b:p:t:m:s:n:w:VT:D:h", longopts, nullptr)) != -1) {
 		switch (ch) {
 		case 'a':
 			o.server = true;
@@ -996,6 +1010,9 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			o.timeout_s = (int)uint_opt(kUsage, "-T", optarg, 1, 3600);
+			break;
+		case 'D':
+			o.start_delay_ms = (int)uint_opt(kUsage, "-D", optarg, 0, 10000);
 			break;
 		case 'h':
 			xiw::cli::help(kUsage);
