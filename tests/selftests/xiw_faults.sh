@@ -358,7 +358,7 @@ RACE_SMOKE=${XIW_RACE_SMOKE:-40}
 RACE_SECS=${XIW_RACE_SECS:-300}
 
 ktap_header
-ktap_plan 10
+ktap_plan 11
 run_case "netem loss, reordering, delay: 16 connections, every octet checked" t_netem
 run_case "TCP resets into 64 streaming connections" t_rst
 run_case "client killed with 64 streaming connections" t_kill
