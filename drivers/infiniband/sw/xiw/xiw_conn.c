@@ -49,12 +49,6 @@ static struct xiw_conn *xiw_sk_conn(struct sock *sk)
 	return sku ? sku->conn : NULL;
 }
 
-/* Not closing yet: an event may still decide how the stream ends. */
-static bool xiw_conn_open(enum xiw_conn_state state)
-{
-	return state < XIW_CONN_CLOSE_FIN;
-}
-
 /**
  * xiw_conn_state_name - the name restrack and the logs give a state
  * @state: the state
@@ -935,19 +929,6 @@ err_free:
 }
 
 /**
- * xiw_conn_llp_err - the socket failed: the stream ends with a reset
- * @conn: the connection
- *
- * From the CM (xiw_conn_llp_down()) or the transmit engine's sendmsg().
- * As xiw_conn_event(): the QP's move to ERROR flushes it, so not in hard
- * irq, nor with interrupts off or @conn->copy_lock held.
- */
-void xiw_conn_llp_err(struct xiw_conn *conn)
-{
-	xiw_conn_event(conn, XIW_CEV_LLP_ERR, NULL);
-}
-
-/**
  * xiw_conn_llp_down - the CM saw the TCP connection go down
  * @qp: the QP
  * @err: 0 for an orderly close by the peer, else a negative errno
@@ -968,7 +949,7 @@ void xiw_conn_llp_down(struct xiw_qp *qp, int err)
 	 * is due.
 	 */
 	if (err)
-		xiw_conn_llp_err(conn);
+		xiw_conn_event(conn, XIW_CEV_LLP_ERR, NULL);
 	else
 		xiw_conn_event(conn, XIW_CEV_PEER_FIN, NULL);
 	xiw_conn_put_user(conn);

@@ -491,6 +491,12 @@ struct xiw_conn {
 	unsigned long rnr_deadline;
 };
 
+/* Not closing yet: an event may still decide how the stream ends. */
+static inline bool xiw_conn_open(enum xiw_conn_state state)
+{
+	return state < XIW_CONN_CLOSE_FIN;
+}
+
 /*
  * The receive engine reads the socket only while the connection runs
  * (in PEER_FIN too: it settles a held Send and reads what the peer sent
@@ -510,7 +516,7 @@ static inline bool xiw_conn_rx_live(const struct xiw_conn *conn)
  */
 static inline bool xiw_conn_tx_live(const struct xiw_conn *conn)
 {
-	return READ_ONCE(conn->state) < XIW_CONN_CLOSE_FIN;
+	return xiw_conn_open(READ_ONCE(conn->state));
 }
 
 /*
@@ -532,7 +538,6 @@ const char *xiw_conn_state_name(enum xiw_conn_state state);
 u32 xiw_conn_event(struct xiw_conn *conn, enum xiw_conn_ev ev,
 		   const struct xiw_conn_cause *cause);
 void xiw_conn_kick_tx(struct xiw_conn *conn);
-void xiw_conn_llp_err(struct xiw_conn *conn);
 void xiw_conn_rnr_hold(struct xiw_conn *conn);
 void xiw_conn_fail(struct xiw_conn *conn, enum xiw_proto_err err,
 		   const u8 *hdr, size_t hdr_len);

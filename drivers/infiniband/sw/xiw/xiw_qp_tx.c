@@ -1387,7 +1387,7 @@ static int xiw_tx_send(struct xiw_conn *conn, bool more)
 	int rv = xiw_tx_push(conn, more);
 
 	if (rv && rv != -EAGAIN)
-		xiw_conn_llp_err(conn);
+		xiw_conn_event(conn, XIW_CEV_LLP_ERR, NULL);
 	return rv;
 }
 
