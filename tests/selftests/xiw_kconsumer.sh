@@ -11,7 +11,9 @@
 # re-registration under a new key, a Read into the MR followed by a fenced
 # IB_WR_LOCAL_INV of it, a Write through the invalidated STag (a TERMINATE, DDP
 # tagged buffer error, invalid STag, and an access error on both QPs) and
-# ib_drain_qp() on both QPs.
+# ib_drain_qp() on both QPs; then 128 rounds on new connections that move
+# one QP to ERROR while its Sends and receives are being taken, after
+# which each of them has completed exactly once.
 #
 #   xkc0 (dummy) 192.0.2.1     -- xiw device xka (server)
 #   xkc1 (dummy) 198.51.100.1  -- xiw device xkb (client)
@@ -39,7 +41,7 @@ t_ktest() {
 	log=$(dmesg | sed -n "/$mark/,\$p")
 	grep -E 'xiw_ktest|TERMINATE' <<<"$log" | sed 's/^/# /'
 	((rc == 0)) || fail "xiw_ktest reported a failure"
-	[ "$(grep -c "xiw_ktest: ok " <<<"$log")" = 14 ] || fail "not all 14 steps passed"
+	[ "$(grep -c "xiw_ktest: ok " <<<"$log")" = 15 ] || fail "not all 15 steps passed"
 	grep -q 'peer sent TERMINATE layer 1 type 1 code 0x00' <<<"$log" ||
 		fail "no TERMINATE for the invalidated STag"
 	# The client's 1 MiB Write comes from page-allocator memory over lo
@@ -70,6 +72,6 @@ with_crc() {
 
 ktap_header
 ktap_plan 2
-run_case "kernel consumer: rdma_cm, DMA MR, SRQ, fast-reg 256 pages, RFC 7306 atomics and immediate data, invalidate, drain" with_devs t_ktest
+run_case "kernel consumer: rdma_cm, DMA MR, SRQ, fast-reg 256 pages, RFC 7306 atomics and immediate data, invalidate, drain, ERROR mid-traffic" with_devs t_ktest
 run_case "kernel consumer with MPA CRC: zero-copy FPDUs pass the peer's CRC check" with_crc with_devs t_ktest
 ktap_finish

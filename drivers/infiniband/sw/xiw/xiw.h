@@ -455,7 +455,8 @@ struct xiw_qp_transport_ops {
  *	@tctx; irqsave, any context; never held while calling a hook or
  *	taking @sq_lock/@rq_lock
  * @state: current enum xiw_qp_state; written under @state_lock, read with
- *	READ_ONCE() by post paths (see xiw_post_send())
+ *	READ_ONCE() by post paths (see xiw_post_send()) and by the engines
+ *	under their connection's lock before they take a work request
  * @ib_idle_state: IB_QPS_RESET, _INIT or _RTR: which verbs state IDLE was
  *	last entered as, for query_qp (under @state_lock)
  * @tops: transport hooks, NULL until connected

@@ -348,7 +348,9 @@ struct xiw_conn_step {
  *	(@tx_sqe_active, @tx_pend) and of the receive contexts' RQEs; held
  *	for bookkeeping only, never over a payload copy; irqsave, any
  *	context (a kernel post_recv may take it in hard irq through
- *	xiw_conn_rnr_kick())
+ *	xiw_conn_rnr_kick()); nests outside the QP's @sq_lock, @rq_lock and
+ *	SRQ lock: a work request leaves its ring and becomes the engine's
+ *	in one section
  * @orq: ring of @ord outstanding Read Requests
  * @orq_head: oldest entry
  * @orq_count: entries in use

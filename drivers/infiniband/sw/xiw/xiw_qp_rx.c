@@ -161,8 +161,16 @@ static enum xiw_proto_err xiw_rx_send_hdr(struct xiw_conn *conn)
 		return XIW_OK;
 	}
 	if (!h->mo && h->msn == ut->msn && !ut->active) {
+		/*
+		 * As the transmit engine takes a send request: none once the
+		 * QP reads ERROR, when the flush hook may have looked for it
+		 * already.  The Send then finds no buffer; the connection is
+		 * closing and drops it.
+		 */
 		spin_lock_irqsave(&conn->lock, flags);
-		rv = xiw_rqe_fetch(conn->qp, &ut->rqe);
+		rv = -ENOENT;
+		if (READ_ONCE(conn->qp->state) != XIW_QP_ERROR)
+			rv = xiw_rqe_fetch(conn->qp, &ut->rqe);
 		if (!rv) {
 			ut->active = true;
 			ut->mo = 0;

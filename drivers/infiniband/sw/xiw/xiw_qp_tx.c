@@ -861,18 +861,26 @@ static bool xiw_tx_next_sqe(struct xiw_conn *conn)
 	int rv;
 
 	for (;;) {
-		rv = xiw_sqe_fetch(conn->qp, sqe);
+		/*
+		 * Taken off the ring and owned in one section of @lock.  The
+		 * flush hook runs once the QP's state reads ERROR and tests
+		 * ownership under @lock: it finds the request in the ring or
+		 * owned by the engine, never in neither.
+		 */
+		spin_lock_irqsave(&conn->lock, flags);
+		rv = -ENOENT;
+		if (READ_ONCE(conn->qp->state) == XIW_QP_RTS)
+			rv = xiw_sqe_fetch(conn->qp, sqe);
+		if (rv != -ENOENT)
+			conn->tx_sqe_active = true;
+		spin_unlock_irqrestore(&conn->lock, flags);
 		if (rv == -ENOENT)
 			return false;
 		if (rv) {
-			conn->tx_sqe_active = true;
 			conn->tx_sqe_len = 0;
 			xiw_tx_sqe_fail(conn, XIW_WC_LOC_QP_OP_ERR);
 			return false;
 		}
-		spin_lock_irqsave(&conn->lock, flags);
-		conn->tx_sqe_active = true;
-		spin_unlock_irqrestore(&conn->lock, flags);
 		if (xiw_sqe_is_local(sqe->opcode)) {
 			conn->tx_sqe_len = 0;
 			conn->tx_sqe_off = 0;

@@ -5,7 +5,8 @@
  * the PD's DMA MR, 8-SGE sends, a kernel SRQ and its limit event, fast-reg
  * MRs over 256 scattered pages, fenced Send with Invalidate and fenced
  * local invalidate behind RDMA Reads, an access through an invalidated
- * STag and ib_drain_qp() on connected QPs.
+ * STag and ib_drain_qp() on connected QPs; then rounds on new connections
+ * that move a QP to ERROR while its Sends and receives are being taken.
  *
  * It only talks to RDMA devices through ib_core and rdma_cm, like any ULP.
  * Writing "SERVER_IP CLIENT_IP" to /sys/module/xiw_ktest/parameters/run
@@ -16,12 +17,14 @@
 #define pr_fmt(fmt) "xiw_ktest: " fmt
 
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/gfp.h>
 #include <linux/inet.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
@@ -31,6 +34,10 @@
 #define XKT_PAGES	256			/* fast-reg page list */
 #define XKT_LEN		(XKT_PAGES * PAGE_SIZE)	/* 1 MiB on 4 KiB pages */
 #define XKT_TMO		(10 * HZ)
+#define XKT_WRS		16			/* each send and receive queue */
+#define XKT_RACE_ROUNDS	128			/* ports XKT_PORT + 1 ... */
+#define XKT_RACE_WRS	XKT_WRS			/* Sends and receives a round */
+#define XKT_RACE_LEN	(16 * 1024)		/* zero-copy Sends */
 
 /* One work request and what its completion said. */
 struct xkt_wr {
@@ -222,8 +229,8 @@ static int xkt_end_setup(struct xkt_end *e, bool use_srq)
 	qa.recv_cq = e->cq;
 	qa.qp_type = IB_QPT_RC;
 	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
-	qa.cap.max_send_wr = 16;
-	qa.cap.max_recv_wr = 16;
+	qa.cap.max_send_wr = XKT_WRS;
+	qa.cap.max_recv_wr = XKT_WRS;
 	qa.cap.max_send_sge = XKT_SGES;
 	qa.cap.max_recv_sge = XKT_SGES;
 	return rdma_create_qp(e->id, e->pd, &qa);
@@ -255,7 +262,9 @@ static int xkt_step(struct xkt *t, int want)
 	return t->step_event == want ? 0 : -EIO;
 }
 
-static int xkt_connect(struct xkt *t, struct sockaddr *srv, struct sockaddr *cli)
+/* Connect; the server's QP receives from an SRQ if @srv_srq. */
+static int xkt_connect(struct xkt *t, struct sockaddr *srv, struct sockaddr *cli,
+		       bool srv_srq)
 {
 	struct rdma_conn_param cp = {
 		.initiator_depth = 4, .responder_resources = 4, .retry_count = 7,
@@ -306,7 +315,7 @@ static int xkt_connect(struct xkt *t, struct sockaddr *srv, struct sockaddr *cli
 	if (rv)
 		return rv;
 	t->srv.id = t->req_id;
-	rv = xkt_end_setup(&t->srv, true);
+	rv = xkt_end_setup(&t->srv, srv_srq);
 	if (rv)
 		return rv;
 	rdma_lock_handler(t->srv.id);
@@ -825,6 +834,145 @@ out:
 		free_pages((unsigned long)chunk[i], get_order(XKT_CHUNK));
 }
 
+/* A work request of the race rounds counts its completions. */
+struct xkt_once {
+	struct ib_cqe cqe;
+	atomic_t n;
+	enum ib_wc_status status;
+};
+
+static void xkt_once_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct xkt_once *w = container_of(wc->wr_cqe, struct xkt_once, cqe);
+
+	w->status = wc->status;
+	atomic_inc(&w->n);
+}
+
+/* How many of @n requests from @w on have completed. */
+static int xkt_once_count(struct xkt_once *w, int n)
+{
+	int i, done = 0;
+
+	for (i = 0; i < n; i++)
+		done += atomic_read(&w[i].n) > 0;
+	return done;
+}
+
+/*
+ * One race round on a new connection whose server has a receive queue of
+ * its own: the server posts XKT_RACE_WRS receives, the client as many
+ * Sends, and once @after of the QP's own requests have completed this
+ * thread moves the server's QP (@err_server) or the client's to ERROR,
+ * while its engine is taking the rest off the ring.  Once ib_drain_qp()
+ * returned on both,
+ * each request has completed exactly once, in success or flushed: one
+ * an engine took as the flush ran is neither lost nor completed twice.
+ * @buf holds 2 * XKT_RACE_WRS slots of XKT_RACE_LEN bytes; @flushed
+ * counts the requests that completed flushed.
+ */
+static int xkt_race_round(struct sockaddr *srv, struct sockaddr *cli,
+			  bool err_server, int after, u8 *buf,
+			  unsigned int *flushed)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	unsigned long until = jiffies + HZ;
+	struct xkt_once *wr, *own;
+	struct xkt *t;
+	int i, n, rv;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	wr = kcalloc(2 * XKT_RACE_WRS, sizeof(*wr), GFP_KERNEL);
+	rv = t && wr ? xkt_connect(t, srv, cli, false) : -ENOMEM;
+	for (i = 0; !rv && i < 2 * XKT_RACE_WRS; i++) {
+		struct xkt_end *e = i < XKT_RACE_WRS ? &t->srv : &t->cli;
+		struct ib_sge sge = xkt_sge(buf + i * XKT_RACE_LEN,
+					    XKT_RACE_LEN, e);
+		struct ib_recv_wr r = {
+			.wr_cqe = &wr[i].cqe, .sg_list = &sge, .num_sge = 1,
+		};
+		struct ib_send_wr s = {
+			.wr_cqe = &wr[i].cqe, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+		};
+
+		wr[i].cqe.done = xkt_once_done;
+		if (i < XKT_RACE_WRS)
+			rv = ib_post_recv(e->id->qp, &r, NULL);
+		else
+			rv = ib_post_send(e->id->qp, &s, NULL);
+	}
+	if (rv)
+		goto out;
+	own = err_server ? wr : wr + XKT_RACE_WRS;
+	while (xkt_once_count(own, XKT_RACE_WRS) < after &&
+	       time_before(jiffies, until))
+		usleep_range(5, 20);
+	rv = ib_modify_qp(err_server ? t->srv.id->qp : t->cli.id->qp, &attr,
+			  IB_QP_STATE);
+	ib_drain_qp(t->cli.id->qp);
+	ib_drain_qp(t->srv.id->qp);
+	for (i = 0; i < 2 * XKT_RACE_WRS; i++) {
+		n = atomic_read(&wr[i].n);
+		if (n == 1) {
+			*flushed += wr[i].status == IB_WC_WR_FLUSH_ERR;
+			continue;
+		}
+		pr_info("# %s %d completed %d times\n",
+			i < XKT_RACE_WRS ? "receive" : "Send", i % XKT_RACE_WRS, n);
+		rv = rv ?: -EIO;
+	}
+out:
+	if (t) {
+		xkt_end_teardown(&t->srv);
+		xkt_end_teardown(&t->cli);
+		if (t->listen)
+			rdma_destroy_id(t->listen);
+	}
+	kfree(wr);
+	kfree(t);
+	return rv;
+}
+
+static void xkt_set_port(struct sockaddr_storage *ss, u16 port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+/*
+ * The race rounds, each on a port of its own (the last round's may be in
+ * TIME_WAIT), erroring the server and the client in turns after 1 to
+ * XKT_RACE_WRS - 1 of its requests completed.
+ */
+static void xkt_races(struct xkt *t, const struct sockaddr_storage *srv,
+		      struct sockaddr_storage *cli)
+{
+	struct sockaddr_storage ss = *srv;
+	unsigned int flushed = 0;
+	u8 *buf;
+	int i, rv;
+
+	buf = vzalloc(2 * XKT_RACE_WRS * XKT_RACE_LEN);
+	rv = buf ? 0 : -ENOMEM;
+	for (i = 0; !rv && i < XKT_RACE_ROUNDS; i++) {
+		xkt_set_port(&ss, XKT_PORT + 1 + i);
+		rv = xkt_race_round((struct sockaddr *)&ss,
+				    (struct sockaddr *)cli, i & 1,
+				    1 + (i >> 1) % (XKT_RACE_WRS - 1), buf,
+				    &flushed);
+		if (rv)
+			pr_info("# race round %d: %d\n", i, rv);
+	}
+	vfree(buf);
+	pr_info("# race rounds: %u of %u requests flushed\n", flushed,
+		XKT_RACE_ROUNDS * 2 * XKT_RACE_WRS);
+	xkt_result(t, !rv,
+		   "QPs moved to ERROR as their Sends and receives are taken: each completes once");
+}
+
 static int xkt_parse(const char *s, struct sockaddr_storage *ss)
 {
 	return inet_pton_with_scope(&init_net, AF_UNSPEC, s, NULL, ss);
@@ -840,10 +988,7 @@ static int xkt_run(const char *val, const struct kernel_param *kp)
 	if (sscanf(val, "%63s %63s", a, b) != 2 || xkt_parse(a, &srv) ||
 	    xkt_parse(b, &cli))
 		return -EINVAL;
-	if (srv.ss_family == AF_INET)
-		((struct sockaddr_in *)&srv)->sin_port = htons(XKT_PORT);
-	else
-		((struct sockaddr_in6 *)&srv)->sin6_port = htons(XKT_PORT);
+	xkt_set_port(&srv, XKT_PORT);
 
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
@@ -854,7 +999,7 @@ static int xkt_run(const char *val, const struct kernel_param *kp)
 	atomic_set(&t->srv.srq_limit, 0);
 	mutex_lock(&xkt_lock);
 	pr_info("run %s -> %s\n", b, a);
-	rv = xkt_connect(t, (struct sockaddr *)&srv, (struct sockaddr *)&cli);
+	rv = xkt_connect(t, (struct sockaddr *)&srv, (struct sockaddr *)&cli, true);
 	xkt_result(t, !rv, "kernel rdma_cm connection, QPs with 8 send and receive SGEs");
 	if (!rv) {
 		xkt_steps(t);
@@ -868,6 +1013,8 @@ static int xkt_run(const char *val, const struct kernel_param *kp)
 	xkt_end_teardown(&t->cli);
 	if (t->listen)
 		rdma_destroy_id(t->listen);
+	if (!rv)
+		xkt_races(t, &srv, &cli);
 	pr_info("%d of %d failed\n", t->failed, t->num);
 	rv = t->failed ? -EIO : 0;
 	mutex_unlock(&xkt_lock);
