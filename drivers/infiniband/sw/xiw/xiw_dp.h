@@ -376,8 +376,9 @@ struct xiw_conn_step {
  * @tx_off: octets of @tx_buf TCP took
  * @tx_last_len: length of the FPDU built last
  * @tx_more: the message of the FPDU built last goes on (batching)
- * @tx_payload: bounce buffer for one segment's payload (grown to the
- *	largest segment framed so far)
+ * @tx_payload: bounce buffer for one segment's payload when markers are
+ *	on (grown to the largest segment framed so far); without markers the
+ *	payload is copied straight into @tx_buf
  * @tx_payload_cap: size of @tx_payload
  * @tx_sqe: the send work request in progress
  * @tx_sqe_active: @tx_sqe is owned by the transmit engine

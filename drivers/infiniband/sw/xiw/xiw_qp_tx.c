@@ -183,6 +183,66 @@ static int xiw_tx_frame(struct xiw_conn *conn, const struct xiw_rdmap_hdr *h,
 	return 0;
 }
 
+/*
+ * Framing in place, for a connection without markers: ULPDU_Length and
+ * the header go to the end of tx_buf, the payload is copied straight
+ * behind them, and xiw_tx_place_end() adds pad and CRC.  The payload is
+ * copied once, not into tx_payload first and then into the FPDU.
+ */
+
+/*
+ * Room for an FPDU of @h and @plen octets of payload behind what tx_buf
+ * holds.  Under tx_mutex, before copy_lock: tx_buf may be reallocated.
+ */
+static int xiw_tx_place_room(struct xiw_conn *conn, u32 plen)
+{
+	return xiw_tx_buf_room(conn, XIW_RDMAP_HDR_MAX + plen);
+}
+
+/*
+ * Write ULPDU_Length and @h at the end of tx_buf; *@hl gets the header's
+ * length.  Nothing is committed: an FPDU given up leaves tx_len as it was.
+ *
+ * Return: where the payload goes, NULL if @h cannot be built or the FPDU
+ * would not fit.
+ */
+static u8 *xiw_tx_place_hdr(struct xiw_conn *conn,
+			    const struct xiw_rdmap_hdr *h, u32 plen, size_t *hl)
+{
+	u8 *f = conn->tx_buf + conn->tx_len;
+	size_t room = conn->tx_buf_cap - conn->tx_len;
+
+	if (room < MPA_HDR_LEN ||
+	    xiw_rdmap_hdr_build(h, f + MPA_HDR_LEN, room - MPA_HDR_LEN, hl))
+		return NULL;
+	if (xiw_mpa_fpdu_len(conn->tx.stream_pos, false, *hl + plen) > room)
+		return NULL;
+	xiw_put_be16(f, (u16)(*hl + plen));
+	return f + MPA_HDR_LEN + *hl;
+}
+
+/* The payload is in place: pad and CRC, and the FPDU joins the batch. */
+static void xiw_tx_place_end(struct xiw_conn *conn,
+			     const struct xiw_rdmap_hdr *h, size_t hl, u32 plen)
+{
+	u8 *f = conn->tx_buf + conn->tx_len;
+	u8 trl[MPA_ALIGN + MPA_CRC_LEN];
+	size_t len = MPA_HDR_LEN + hl + plen, tl;
+	u32 crc = 0;
+
+	if (conn->tx.crc)
+		crc = xiw_crc_run(conn->tx.crc_fn, conn->tx.crc_ctx,
+				  XIW_CRC_SEED, f, len);
+	tl = xiw_fpdu_trailer(crc, conn->tx.crc, hl + plen, trl);
+	memcpy(f + len, trl, tl);
+	len += tl;
+	conn->tx_len += len;
+	conn->tx_last_len = len;
+	conn->tx.stream_pos += len;
+	atomic64_inc(&conn->qp->xdev->stats.tx_fpdus);
+	trace_xiw_fpdu_tx(xiw_qp_id(conn->qp), h, plen);
+}
+
 /* Largest payload of one segment with a header of @op. */
 static u32 xiw_tx_max_payload(struct xiw_conn *conn, u8 op)
 {
@@ -724,7 +784,9 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 	struct xiw_mr *mr;
 	unsigned long flags;
 	u32 max, seg;
-	bool last;
+	bool last, place;
+	size_t hl = 0;
+	u8 *dst;
 	int rv = 0;
 
 	*built = false;
@@ -764,10 +826,22 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 	spin_unlock_irqrestore(&conn->lock, flags);
 	seg = min(e->req.size - e->sent, max);
 	last = e->sent + seg == e->req.size;
-	if (seg) {
+	xiw_tx_tagged(&h, RDMAP_OP_READ_RESP, e->req.sink_stag,
+		      e->req.sink_to + e->sent, last);
+	place = seg && !conn->tx.markers;
+	dst = conn->tx_payload;
+	if (place) {
+		rv = xiw_tx_place_room(conn, seg);
+		dst = rv ? NULL : xiw_tx_place_hdr(conn, &h, seg, &hl);
+		if (!dst)
+			return rv ?: -EINVAL;
+	} else if (seg) {
 		rv = xiw_tx_payload_room(conn, seg);
 		if (rv)
 			return rv;
+		dst = conn->tx_payload;
+	}
+	if (seg) {
 		/*
 		 * The source as it is now: deregistered, invalidated or
 		 * re-registered since the request came, it ends the response
@@ -777,8 +851,8 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 				    e->req.src_stag, IB_ACCESS_REMOTE_READ,
 				    e->req.src_to + e->sent, seg, &mr);
 		if (res == XIW_ACC_OK) {
-			rv = xiw_tx_copy_mr(mr, e->req.src_to + e->sent,
-					    conn->tx_payload, seg);
+			rv = xiw_tx_copy_mr(mr, e->req.src_to + e->sent, dst,
+					    seg);
 			xiw_mr_put(mr);
 		}
 	}
@@ -789,11 +863,13 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 	if (rv)
 		return -EFAULT;
 
-	xiw_tx_tagged(&h, RDMAP_OP_READ_RESP, e->req.sink_stag,
-		      e->req.sink_to + e->sent, last);
-	rv = xiw_tx_frame(conn, &h, conn->tx_payload, seg);
-	if (rv)
-		return rv;
+	if (place) {
+		xiw_tx_place_end(conn, &h, hl, seg);
+	} else {
+		rv = xiw_tx_frame(conn, &h, conn->tx_payload, seg);
+		if (rv)
+			return rv;
+	}
 	*built = true;
 	e->sent += seg;
 	conn->tx_more = !last;
@@ -1083,7 +1159,9 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	unsigned long flags;
 	struct xiw_tx_zc_walk zw = {};
 	u32 seg = 0, max, batched;
-	bool last, active, zc;
+	bool last, active, zc, place;
+	size_t hl = 0;
+	u8 *dst = NULL;
 	u8 op;
 	int rv;
 
@@ -1183,7 +1261,9 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	max = xiw_tx_max_payload(conn, op);
 	seg = min(conn->tx_sqe_len - conn->tx_sqe_off, max);
 	last = conn->tx_sqe_off + seg == conn->tx_sqe_len;
-	rv = xiw_tx_payload_room(conn, seg);
+	place = seg && !conn->tx.markers;
+	rv = place ? xiw_tx_place_room(conn, seg) :
+		     xiw_tx_payload_room(conn, seg);
 	if (rv)
 		return rv;
 
@@ -1235,17 +1315,27 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 			/*
 			 * Not all in pages TCP may pin (slab memory, more
 			 * than XIW_TX_ZC_VECS pieces): copied after all.
-			 * xiw_tx_frame() builds the whole FPDU again where
-			 * the zero-copy headers went, so they are dropped.
+			 * The FPDU is built again where the zero-copy
+			 * headers went, so they are dropped.
 			 */
 			zc = false;
 			conn->tx_len = batched;
 		}
 	}
-	if (!zc)
+	if (!zc && place) {
+		/* Room was made above; nothing here allocates. */
+		dst = xiw_tx_place_hdr(conn, &h, seg, &hl);
+		rv = dst ? xiw_tx_gather(conn, sqe, conn->tx_sqe_off, dst,
+					 seg) : 0;
+	} else if (!zc) {
 		rv = seg ? xiw_tx_gather(conn, sqe, conn->tx_sqe_off,
 					 conn->tx_payload, seg) : 0;
+	}
 	spin_unlock_bh(&conn->copy_lock);
+	if (!zc && place && !dst) {
+		conn->tx_len = batched;
+		return -EINVAL;
+	}
 	if (rv) {
 		conn->tx_len = batched;
 		xiw_tx_sqe_fail(conn, XIW_WC_LOC_PROT_ERR);
@@ -1254,6 +1344,8 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 
 	if (zc) {
 		xiw_tx_zc_trailer(conn, zw.crc, zw.n, seg);
+	} else if (place) {
+		xiw_tx_place_end(conn, &h, hl, seg);
 	} else {
 		rv = xiw_tx_frame(conn, &h, conn->tx_payload, seg);
 		if (rv)
