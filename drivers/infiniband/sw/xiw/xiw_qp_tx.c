@@ -829,7 +829,7 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 	xiw_tx_tagged(&h, RDMAP_OP_READ_RESP, e->req.sink_stag,
 		      e->req.sink_to + e->sent, last);
 	place = seg && !conn->tx.markers;
-	dst = conn->tx_payload;
+	dst = NULL;
 	if (place) {
 		rv = xiw_tx_place_room(conn, seg);
 		dst = rv ? NULL : xiw_tx_place_hdr(conn, &h, seg, &hl);
@@ -839,7 +839,7 @@ static int xiw_tx_build_read_resp(struct xiw_conn *conn, bool *built)
 		rv = xiw_tx_payload_room(conn, seg);
 		if (rv)
 			return rv;
-		dst = conn->tx_payload;
+		dst = conn->tx_payload;	/* may have been reallocated */
 	}
 	if (seg) {
 		/*
