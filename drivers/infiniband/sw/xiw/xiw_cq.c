@@ -16,7 +16,8 @@
  * Completion handlers and CQ events never run on the call chain of the
  * verb that produced the completion: they run from a per-CQ work item
  * (xiw_cq_work()), and a work item never runs concurrently with itself, so
- * at most one handler runs per CQ at a time.
+ * at most one handler runs per CQ at a time.  The completion handler runs
+ * with bottom halves disabled, the context a NIC driver's handler has.
  */
 
 #include <linux/slab.h>
@@ -80,8 +81,17 @@ static void xiw_cq_work(struct work_struct *work)
 		base_cq->event_handler(&event, base_cq->cq_context);
 	}
 	if (test_and_clear_bit(XIW_CQ_EV_COMP, &cq->events) &&
-	    base_cq->comp_handler)
+	    base_cq->comp_handler) {
+		/*
+		 * With bottom halves off, as under a NIC's interrupt: a
+		 * consumer that polls from softirq (IB_POLL_SOFTIRQ) has its
+		 * irq_poll run by this worker at local_bh_enable(), rather
+		 * than by ksoftirqd after a wakeup.
+		 */
+		local_bh_disable();
 		base_cq->comp_handler(base_cq, base_cq->cq_context);
+		local_bh_enable();
+	}
 }
 
 static void xiw_cq_raise(struct xiw_cq *cq, int event)
