@@ -35,7 +35,8 @@
 # then runs every point once more per driver under `perf stat -a` and once
 # under `perf record -a -g` and prints what they saw (scheduler and
 # workqueue events, the hottest symbols) on stderr; those runs' numbers are
-# printed, not recorded.
+# printed, not recorded.  BENCH_XIW_B (a second xiw.ko) adds driver
+# "xiwb" to the turns: see xiw_use below.
 set -uo pipefail
 
 out=$1
@@ -60,6 +61,34 @@ record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$out"; }
 modprobe rdma_ucm
 modprobe xiw
 modprobe siw || log "no siw module: siw points are recorded as failed"
+
+# BENCH_XIW_B: a second build of xiw.ko (a path on the host's root, which
+# the guest sees read-only) that takes turns with the staged one as
+# driver "xiwb": the two builds of one comparison then run in one VM, on
+# the same devices' netdevs, repetition by repetition.  Only one xiw.ko
+# can be loaded, so the turn's first step swaps the module.
+xiw_loaded=a
+# xiw_use a|b: load build A (modprobe) or B (insmod BENCH_XIW_B).
+xiw_use() {
+	[ "$xiw_loaded" != "$1" ] || return 0
+	# The last turn's devices are gone; their unregistration may still
+	# hold the module for a moment.
+	for _ in $(seq 50); do
+		rmmod xiw 2>/dev/null && break
+		sleep 0.1
+	done
+	[ ! -d /sys/module/xiw ] || { log "rmmod xiw failed"; return 1; }
+	if [ "$1" = b ]; then
+		insmod "$BENCH_XIW_B" || return 1
+	else
+		modprobe xiw || return 1
+	fi
+	xiw_loaded=$1
+}
+if [ -n "${BENCH_XIW_B:-}" ]; then
+	a=$(modinfo -n xiw)
+	log "xiw A: $a ($(sha256sum <"$a" | cut -c1-12)), B: $BENCH_XIW_B ($(sha256sum <"$BENCH_XIW_B" | cut -c1-12))"
+fi
 
 # topo_veth: ns A and ns B joined by one veth pair, a device on each end.
 topo_veth() {
@@ -120,10 +149,16 @@ dev_down() {	# NAME
 	done
 }
 
-# devs_up DRIVER / devs_down: the topology's devices of DRIVER.
+# devs_up DRIVER / devs_down: the topology's devices of DRIVER (xiwb:
+# xiw's link type, with build B loaded).
 devs_up() {
-	dev_up $DEV_A "$1" $NSA $NETDEV_A || return 1
-	[ -z "$NETDEV_B" ] || dev_up $DEV_B "$1" $NSB $NETDEV_B
+	local type=$1
+	case $1 in
+	xiw) xiw_use a || return 1 ;;
+	xiwb) xiw_use b || return 1; type=xiw ;;
+	esac
+	dev_up $DEV_A "$type" $NSA $NETDEV_A || return 1
+	[ -z "$NETDEV_B" ] || dev_up $DEV_B "$type" $NSB $NETDEV_B
 }
 
 devs_down() {
@@ -439,8 +474,9 @@ warm+=(/usr/lib/*-linux-gnu/libibverbs.so.* /usr/lib/*-linux-gnu/librdmacm.so.* 
        /usr/lib/*-linux-gnu/libibverbs/libsiw-rdmav*.so)
 cat "${warm[@]}" >/dev/null 2>&1 || true
 drivers=xiw
+[ -z "${BENCH_XIW_B:-}" ] || drivers+=" xiwb"
 if [ -d /sys/module/siw ]; then
-	drivers="xiw siw"
+	drivers+=" siw"
 else
 	record siw setup 0 0 fail "no siw module"
 fi
