@@ -107,6 +107,31 @@ TEST(BenchReport, MalformedLinesAreRefused)
 	EXPECT_FALSE(xiw::bench::parse(fields.path + ".missing", &d, &why));
 }
 
+TEST(BenchReport, CompareGivesMediansOfBothBuildsAndTheirRatio)
+{
+	TempFile in("cmp.tsv", "xiw\tib_send_bw\t65536\t1\tbw_MBps\t100\n"
+			       "xiwb\tib_send_bw\t65536\t1\tbw_MBps\t45\n"
+			       "siw\tib_send_bw\t65536\t1\tbw_MBps\t30\n"
+			       "xiw\tib_send_bw\t65536\t2\tbw_MBps\t300\n"
+			       "xiwb\tib_send_bw\t65536\t2\tbw_MBps\t215\n"
+			       "xiw\tib_send_bw\t65536\t3\tbw_MBps\t200\n"
+			       "xiwb\tib_send_bw\t65536\t3\tbw_MBps\t50\n"
+			       "xiw\tib_write_lat\t64\t1\tlat_typ_us\t30\n");
+	Data d;
+	std::string why;
+
+	ASSERT_TRUE(xiw::bench::parse(in.path, &d, &why)) << why;
+	std::string t = xiw::bench::compare(d, "xiw", "xiwb");
+
+	EXPECT_EQ("| point, metric | xiw (A) | xiwb (B) | B/A | repetitions |\n"
+		  "|---|---|---|---|---|\n"
+		  "| ib_send_bw 64 KiB, bw_MBps | 200 | 50 | 0.25x | 3, 3 |\n",
+		  t);
+	// A point of one build only, or of siw, has no row.
+	EXPECT_EQ(std::string::npos, t.find("ib_write_lat")) << t;
+	EXPECT_EQ(std::string::npos, t.find("| 30 |")) << t;
+}
+
 TEST(BenchReport, GnuplotQuoteDoublesSingleQuotes)
 {
 	EXPECT_EQ("'plain'", xiw::bench::gnuplot_quote("plain"));

@@ -7,7 +7,7 @@
 // drawn by gnuplot when it is installed (xiw_bench_report.h).
 //
 // usage: xiw-bench-report --in FILE --out PREFIX [--kernel NAME]
-//                         [--proto FILE] [--date DATE]
+//                         [--proto FILE] [--date DATE] [--compare A,B]
 #include "xiw_bench_report.h"
 #include "xiw_cli.h"
 
@@ -30,13 +30,13 @@ std::string Slurp(const std::string &path)
 const xiw::cli::Usage kUsage = {
 	"xiw-bench-report",
 	"usage: xiw-bench-report --in FILE --out PREFIX [--kernel NAME] [--proto FILE]\n"
-	"                        [--date DATE]\n",
+	"                        [--date DATE] [--compare A,B]\n",
 	"NAME\n"
 	"    xiw-bench-report - the report of one make bench run\n"
 	"\n"
 	"SYNOPSIS\n"
 	"    xiw-bench-report --in FILE --out PREFIX [--kernel NAME] [--proto FILE]\n"
-	"                     [--date DATE]\n"
+	"                     [--date DATE] [--compare A,B]\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    Reads the measurements of tests/vm/bench (tab-separated lines:\n"
@@ -53,6 +53,9 @@ const xiw::cli::Usage kUsage = {
 	"    --kernel NAME  the guest's kernel, for the title (default unknown)\n"
 	"    --proto FILE   xiw-proto-bench's output, appended verbatim\n"
 	"    --date DATE    for the title (default unknown)\n"
+	"    --compare A,B  also PREFIX-ab.md: the medians of drivers A and B\n"
+	"                   (two builds of xiw) for every point both measured,\n"
+	"                   and B over A; printed after the report\n"
 	"    -h, --help     this text\n"
 	"\n"
 	"EXIT STATUS\n"
@@ -65,7 +68,7 @@ const xiw::cli::Usage kUsage = {
 int main(int argc, char **argv)
 {
 	using namespace xiw::bench;
-	std::string in, out, kernel = "unknown", proto, date = "unknown", why;
+	std::string in, out, kernel = "unknown", proto, date = "unknown", why, cmp;
 
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -73,7 +76,7 @@ int main(int argc, char **argv)
 		if (a == "-h" || a == "--help")
 			xiw::cli::help(kUsage);
 		if (a != "--in" && a != "--out" && a != "--kernel" && a != "--proto" &&
-		    a != "--date")
+		    a != "--date" && a != "--compare")
 			xiw::cli::usage_error(kUsage, "unknown option '" + a + "'");
 		if (i + 1 >= argc)
 			xiw::cli::usage_error(kUsage, a + " needs a value");
@@ -88,11 +91,16 @@ int main(int argc, char **argv)
 			kernel = v;
 		else if (a == "--proto")
 			proto = Slurp(v);
+		else if (a == "--compare")
+			cmp = v;
 		else
 			date = v;
 	}
 	if (in.empty() || out.empty())
 		xiw::cli::usage_error(kUsage, "--in and --out are required");
+	size_t comma = cmp.find(',');
+	if (!cmp.empty() && (comma == 0 || comma == std::string::npos || comma + 1 == cmp.size()))
+		xiw::cli::usage_error(kUsage, "--compare wants two driver names, A,B");
 
 	Data d;
 	if (!parse(in, &d, &why)) {
@@ -113,5 +121,9 @@ int main(int argc, char **argv)
 	else if (!why.empty())
 		std::cerr << "xiw-bench-report: " << why << " (" << out << ".gp)\n";
 	std::cout << Slurp(out + ".md");
+	if (!cmp.empty()) {
+		std::ofstream(out + "-ab.md") << compare(d, cmp.substr(0, comma), cmp.substr(comma + 1));
+		std::cout << "\n" << Slurp(out + "-ab.md");
+	}
 	return d.failures.empty() ? 0 : 3;
 }

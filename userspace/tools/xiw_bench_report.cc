@@ -296,6 +296,30 @@ bool parse(const std::string &path, Data *d, std::string *why)
 	return true;
 }
 
+std::string compare(const Data &d, const std::string &a, const std::string &b)
+{
+	std::ostringstream o;
+	char x[32], y[32];
+
+	o << "| point, metric | " << a << " (A) | " << b << " (B) | B/A | repetitions |\n"
+	  << "|---|---|---|---|---|\n";
+	for (auto &[k, va] : d.values) {
+		if (k.driver != a)
+			continue;
+		auto vb = d.values.find({ b, k.test, k.metric, k.size });
+		if (vb == d.values.end())
+			continue;
+		double ma = Median(va), mb = Median(vb->second);
+
+		snprintf(x, sizeof(x), "%.4g", ma);
+		snprintf(y, sizeof(y), "%.4g", mb);
+		o << "| " << k.test << " " << SizeName(k.size) << ", " << k.metric << " | " << x
+		  << " | " << y << " | " << (ma > 0 ? Num(mb / ma, 2) + "x" : "-") << " | "
+		  << va.size() << ", " << vb->second.size() << " |\n";
+	}
+	return o.str();
+}
+
 std::string json(const Data &d, const std::string &kernel, const std::string &date)
 {
 	// Bytes that are not UTF-8 (a tool's raw output in a reason) become

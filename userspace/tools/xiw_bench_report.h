@@ -45,6 +45,11 @@ std::string json(const Data &d, const std::string &kernel, const std::string &da
 std::string markdown(const Data &d, const std::string &kernel, const std::string &date,
 		     const std::string &proto);
 
+// Build @b against build @a of one run (driver names of the input, e.g.
+// "xiw" and "xiwb" from bench-focus's BENCH_XIW_B): a markdown table with
+// the medians of every point both measured, B over A and the counts.
+std::string compare(const Data &d, const std::string &a, const std::string &b);
+
 // Writes @prefix-bw.dat and @prefix-lat.dat and returns the gnuplot
 // script that draws them into @prefix-bw.png and @prefix-lat.png.
 std::string plots(const Data &d, const std::string &prefix);
