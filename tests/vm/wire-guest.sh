@@ -50,6 +50,7 @@ b) me4=198.51.100.2 peer4=198.51.100.1 me6=2001:db8:51::2 peer6=2001:db8:51::1 ;
 esac
 dev=wire_$drv
 tmp=$(mktemp -d)
+. "$(dirname "$0")/wire-lib.sh"
 
 log() { echo "wire-$role: $*"; }
 result() { echo "$*" >>"$out"; log "$*"; }
@@ -84,15 +85,7 @@ done
 steps=("${picked[@]}")
 
 # The wire NIC, found by its address.
-nic=
-for _ in $(seq 100); do
-	for d in /sys/class/net/*; do
-		[ "$(cat "$d/address" 2>/dev/null)" = "$mac" ] && nic=${d##*/}
-	done
-	[ -n "$nic" ] && break
-	modprobe virtio_net 2>/dev/null
-	sleep 0.1
-done
+nic=$(wire_nic "$mac")
 if [ -z "$nic" ]; then
 	result "0 fail setup: no NIC with address $mac"
 	exit 1
@@ -149,26 +142,6 @@ retrans() { nstat -az TcpRetransSegs 2>/dev/null | awk '$1 == "TcpRetransSegs" {
 
 listening() { ss -Hltn "sport = :$1" | grep -q .; }
 
-# The client waits for the server's ready listener.
-barrier_wait() {	# PORT
-	local t
-	for t in $(seq 240); do
-		timeout 2 bash -c "exec 3<>/dev/tcp/$peer4/$1" 2>/dev/null && return 0
-		sleep 0.5
-	done
-	return 1
-}
-
-BARRIER_PY='
-import socket, sys
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.listen(1)
-c, _ = s.accept()
-c.close()
-'
-
 # serve N PORT KIND ARGS...: run the server side of a step.
 serve() {
 	local n=$1 port=$2 kind=$3 srv rc bpid
@@ -198,7 +171,7 @@ serve() {
 		tail -n 5 "$tmp/srv.$n"
 		return 1
 	fi
-	timeout 200 python3 -c "$BARRIER_PY" $me4 $((port + 1000)) &
+	timeout 200 python3 -c "$WIRE_ACCEPT_PY" $me4 $((port + 1000)) &
 	bpid=$!
 	rc=0
 	wait $srv || rc=$?
@@ -212,7 +185,7 @@ serve() {
 client() {
 	local n=$1 port=$2 kind=$3 rc=0 got
 	shift 3
-	barrier_wait $((port + 1000)) || { echo "the server never became ready"; return 1; }
+	wire_meet b $peer4 $((port + 1000)) 600 || { echo "the server never became ready"; return 1; }
 	case $kind in
 	rping)
 		local fam=$1 count=$2 size=$3 addr=$peer4
