@@ -254,19 +254,19 @@ const char *test_name(Test t)
 
 const xiw::cli::Usage kUsage = {
 	"xiw-perf",
-	"usage: xiw-perf -a ADDR [-p PORT] [-T SECS]                 (server)\n"
+	"usage: xiw-perf -a ADDR [-p PORT] [-T SECS] [-e] [-U]       (server)\n"
 	"       xiw-perf -c ADDR [-p PORT] [-t write|read|send] [-m bw|lat]\n"
 	"                [-s SIZE] [-n ITERS] [-w WINDOW] [-V] [-b SRC] [-T SECS]\n"
-	"                [-D MS]\n",
+	"                [-D MS] [-e] [-U]\n",
 	"NAME\n"
 	"    xiw-perf - RDMA Write, Read and Send bandwidth and latency over\n"
 	"    librdmacm, IPv4 or IPv6, every byte optionally verified\n"
 	"\n"
 	"SYNOPSIS\n"
-	"    xiw-perf -a ADDR [-p PORT] [-T SECS]\n"
+	"    xiw-perf -a ADDR [-p PORT] [-T SECS] [-e] [-U]\n"
 	"    xiw-perf -c ADDR [-p PORT] [-t write|read|send] [-m bw|lat]\n"
 	"             [-s SIZE] [-n ITERS] [-w WINDOW] [-V] [-b SRC] [-T SECS]\n"
-	"             [-D MS]\n"
+	"             [-D MS] [-e] [-U]\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    The server binds ADDR (which selects its RDMA device), serves one\n"
@@ -298,6 +298,15 @@ const xiw::cli::Usage kUsage = {
 	"                        first message that comes too early unread,\n"
 	"                        and a ping-pong sends no second one)\n"
 	"    -T, --timeout SECS  give up after SECS, 1..3600 (default 60)\n"
+	"    -e, --events        sleep on a completion channel until the CQ has\n"
+	"                        a completion, instead of polling it; each end\n"
+	"                        decides for itself (give it to both)\n"
+	"    -U, --cpu           add \"busy S s\" to the result line: the CPU\n"
+	"                        time every CPU of this machine spent outside\n"
+	"                        the idle task (/proc/stat: user, nice, system,\n"
+	"                        irq, softirq, steal), the client's from its\n"
+	"                        first message to its last completion, the\n"
+	"                        server's from the connection to the DONE\n"
 	"    -h, --help          this text\n"
 	"\n"
 	"EXIT STATUS\n"
@@ -326,8 +335,39 @@ struct Opts {
 	std::string port = "18600";
 	int timeout_s = 60;
 	int start_delay_ms = 0;
+	bool events = false;	// -e
+	bool cpu = false;	// -U
 	Request req;
 };
+
+// CPU seconds every CPU of this machine spent outside the idle task so
+// far (/proc/stat's first line: user, nice, system, irq, softirq, steal).
+double busy_seconds()
+{
+	unsigned long long v[8] = {};
+	FILE *f = std::fopen("/proc/stat", "r");
+
+	if (!f)
+		die(2, "/proc/stat: %s", strerror(errno));
+	int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+			    &v[3], &v[4], &v[5], &v[6], &v[7]);
+	std::fclose(f);
+	if (n != 8)
+		die(2, "/proc/stat: no cpu line");
+	return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)sysconf(_SC_CLK_TCK);
+}
+
+// " busy S s" for the result line with -U, over the interval that began
+// at @b0; nothing without.
+std::string busy_note(const Opts &o, double b0)
+{
+	char s[48];
+
+	if (!o.cpu)
+		return "";
+	std::snprintf(s, sizeof(s), " busy %.3f s", busy_seconds() - b0);
+	return s;
+}
 
 sockaddr_storage resolve(const std::string &host, const std::string &port, bool passive)
 {
@@ -350,11 +390,13 @@ struct Conn {
 	// outstanding control Send.
 	std::vector<uint8_t> ctrl = std::vector<uint8_t>(kCtrlSize * (kCtrlRecvs + 8));
 	xiw::Pd pd;
+	xiw::CompChannel ch;	// -e: the CQ's completion events
 	xiw::Cq cq;
 	xiw::Mr ctrl_mr, mr;
 	xiw::CmQp qp;
 	uint32_t ctrl_send_next = 0;	// control Sends posted
 	uint32_t ctrl_send_done = 0;	// and completed
+	bool cq_armed = false;		// -e: since the last event taken
 	Clock::time_point deadline;
 	uint64_t wrong = 0, checked = 0;
 	std::vector<uint8_t> tmp;
@@ -383,7 +425,12 @@ struct Conn {
 		pd.reset(ibv_alloc_pd(id->verbs));
 		if (!pd)
 			die(2, "ibv_alloc_pd: %s", strerror(errno));
-		cq.reset(ibv_create_cq(id->verbs, (int)(sq + rq + 16), nullptr, nullptr, 0));
+		if (o.events) {
+			ch.reset(ibv_create_comp_channel(id->verbs));
+			if (!ch)
+				die(2, "ibv_create_comp_channel: %s", strerror(errno));
+		}
+		cq.reset(ibv_create_cq(id->verbs, (int)(sq + rq + 16), nullptr, ch.get(), 0));
 		if (!cq)
 			die(2, "ibv_create_cq: %s", strerror(errno));
 		ibv_qp_init_attr ia = {};
@@ -471,7 +518,21 @@ struct Conn {
 				return n;
 			if (expired())
 				die(1, "no completion within %d s", o.timeout_s);
-			sched_yield();
+			if (!o.events) {
+				sched_yield();
+				continue;
+			}
+			// Arm, then look once more: a completion that came
+			// before the arm raises no event.
+			if (!cq_armed) {
+				if (ibv_req_notify_cq(cq.get(), 0))
+					die(1, "ibv_req_notify_cq failed");
+				cq_armed = true;
+				continue;
+			}
+			if (xiw::take_cq_event(ch.get(), 100) < 0)
+				die(1, "ibv_get_cq_event: %s", strerror(errno));
+			cq_armed = false;
 		}
 	}
 
@@ -583,6 +644,7 @@ int serve(Opts &o)
 	uint64_t v1 = 0, v2 = 0;
 	bool done = false;
 	const char *what = test_name(r.test);
+	double busy0 = o.cpu ? busy_seconds() : 0;
 
 	if (r.test == Test::send) {
 		// Data receives in order; message iters is the DONE.
@@ -675,14 +737,16 @@ int serve(Opts &o)
 			}
 		}
 	}
+	std::string busy = busy_note(o, busy0);
 	while (!c.send_ctrl(kResult, c.checked, c.wrong))
 		c.poll(wc, 32);
 	// Every Send, the RESULT last, has completed, or the client, which
 	// disconnects once it has the RESULT, got it first.
 	while (c.ctrl_send_done != c.ctrl_send_next && !c.flushed)
 		c.poll(wc, 32, true);
-	std::printf("%s: %s %s %u B x %u: %" PRIu64 " checked, %" PRIu64 " wrong\n", prog,
-		    what, r.mode == Mode::bw ? "bw" : "lat", r.size, r.iters, c.checked, c.wrong);
+	std::printf("%s: %s %s %u B x %u: %" PRIu64 " checked, %" PRIu64 " wrong%s\n", prog,
+		    what, r.mode == Mode::bw ? "bw" : "lat", r.size, r.iters, c.checked, c.wrong,
+		    busy.c_str());
 	c.event(RDMA_CM_EVENT_DISCONNECTED);
 	return c.wrong ? 1 : 0;
 }
@@ -773,6 +837,7 @@ int run_client(Opts &o)
 	std::vector<double> lat;
 	if (o.start_delay_ms)
 		std::this_thread::sleep_for(std::chrono::milliseconds(o.start_delay_ms));
+	double busy0 = o.cpu ? busy_seconds() : 0;
 	auto t0 = Clock::now();
 	const char *what = test_name(r.test);
 
@@ -827,6 +892,7 @@ int run_client(Opts &o)
 			}
 		}
 		auto t1 = Clock::now();
+		std::string busy = busy_note(o, busy0);
 		// The DONE needs a credit in the Send test.
 		while (r.iters >= credit) {
 			int n = c.poll(wc, 32);
@@ -836,9 +902,9 @@ int run_client(Opts &o)
 		}
 		double s = std::chrono::duration<double>(t1 - t0).count();
 		double bytes = (double)r.size * r.iters;
-		std::printf("%s: %s bw %u B x %u, window %u: %.2f MB/s %.1f msg/s %.3f s%s\n",
+		std::printf("%s: %s bw %u B x %u, window %u: %.2f MB/s %.1f msg/s %.3f s%s%s\n",
 			    prog, what, r.size, r.iters, win, bytes / s / 1e6, r.iters / s, s,
-			    r.verify ? " (verified)" : "");
+			    r.verify ? " (verified)" : "", busy.c_str());
 	} else {
 		volatile uint8_t *last = mine + r.size - 1;
 		uint8_t *src = mine + std::max<size_t>(r.size, kCtrlSize);
@@ -965,13 +1031,15 @@ int main(int argc, char **argv)
 		{ "verify", no_argument, nullptr, 'V' },
 		{ "timeout", required_argument, nullptr, 'T' },
 		{ "start-delay", required_argument, nullptr, 'D' },
+		{ "events", no_argument, nullptr, 'e' },
+		{ "cpu", no_argument, nullptr, 'U' },
 		{ "help", no_argument, nullptr, 'h' },
 		{ nullptr, 0, nullptr, 0 },
 	};
 	using xiw::cli::uint_opt;
 	int ch;
 	bool client = false;
-	while ((ch = getopt_long(argc, argv, "a:c:b:p:t:m:s:n:w:VT:D:h", longopts, nullptr)) != -1) {
+	while ((ch = getopt_long(argc, argv, "a:c:b:p:t:m:s:n:w:VT:D:eUh", longopts, nullptr)) != -1) {
 		switch (ch) {
 		case 'a':
 			o.server = true;
@@ -1013,6 +1081,12 @@ int main(int argc, char **argv)
 			break;
 		case 'D':
 			o.start_delay_ms = (int)uint_opt(kUsage, "-D", optarg, 0, 10000);
+			break;
+		case 'e':
+			o.events = true;
+			break;
+		case 'U':
+			o.cpu = true;
 			break;
 		case 'h':
 			xiw::cli::help(kUsage);

@@ -393,6 +393,25 @@ inline int post_one_recv(ibv_qp *qp, uint64_t wr_id, void *p, uint32_t len, uint
 	return ibv_post_recv(qp, &wr, &bad);
 }
 
+// Waits up to @timeout_ms for the next completion event of @ch and takes
+// it (ibv_get_cq_event, then ibv_ack_cq_events): 1 when one came, 0 when
+// the time passed first, -1 with errno on failure.  The CQ must have been
+// armed (ibv_req_notify_cq) for an event to come.
+inline int take_cq_event(ibv_comp_channel *ch, int timeout_ms)
+{
+	pollfd pfd = { ch->fd, POLLIN, 0 };
+	ibv_cq *cq;
+	void *ctx;
+	int n = ::poll(&pfd, 1, timeout_ms);
+
+	if (n <= 0)
+		return n;
+	if (ibv_get_cq_event(ch, &cq, &ctx))
+		return -1;
+	ibv_ack_cq_events(cq, 1);
+	return 1;
+}
+
 // Poll @cq until @want completions arrived or about @timeout_ms passed.
 inline std::vector<ibv_wc> poll_cq(ibv_cq *cq, size_t want, int timeout_ms)
 {
