@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-// xiw-bench-report's JSON and gnuplot quoting: every string, control
-// characters and non-UTF-8 bytes included, comes back from a JSON parser
-// as written (or as U+FFFD for bytes that are not UTF-8), the numbers
-// and medians are those of the input, and a prefix with quotes in it
-// stays one gnuplot string.
+// xiw-bench-report's JSON, markdown and gnuplot quoting: every string,
+// control characters and non-UTF-8 bytes included, comes back from a JSON
+// parser as written (or as U+FFFD for bytes that are not UTF-8), the
+// numbers and medians are those of the input, every topology gets its
+// section with its targets tallied, CPU time per GB adds up both guests'
+// time repetition by repetition, and a prefix with quotes in it stays one
+// gnuplot string.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -21,6 +23,7 @@
 namespace {
 
 using xiw::bench::Data;
+using xiw::bench::Topology;
 
 struct TempFile {
 	std::string path;
@@ -44,16 +47,19 @@ TEST(BenchReport, JsonKeepsEveryValueAndEscapesControlCharacters)
 	std::string why;
 
 	ASSERT_TRUE(xiw::bench::parse(in.path, &d, &why)) << why;
-	std::string text = xiw::bench::json(d, "6.12 \"x\"", "2026-12-04\n");
+	std::string text = xiw::bench::json({ { "veth", d } }, "6.12 \"x\"", "2026-12-04\n");
 
 	for (char c : text)
 		EXPECT_FALSE((unsigned char)c < 0x20 && c != '\n') << "raw control character in " << text;
 	EXPECT_NE(std::string::npos, text.find("\\u0001")) << text;
 	EXPECT_NE(std::string::npos, text.find("\\u001b[31m")) << text;
 
-	auto j = nlohmann::json::parse(text);
-	EXPECT_EQ("2026-12-04\n", j["date"]);
-	EXPECT_EQ("6.12 \"x\"", j["kernel"]);
+	auto top = nlohmann::json::parse(text);
+	EXPECT_EQ("2026-12-04\n", top["date"]);
+	EXPECT_EQ("6.12 \"x\"", top["kernel"]);
+	ASSERT_EQ(1u, top["topologies"].size());
+	const auto &j = top["topologies"][0];
+	EXPECT_EQ("veth", j["name"]);
 	ASSERT_EQ(1u, j["points"].size());
 	const auto &p = j["points"][0];
 	EXPECT_EQ("xiw", p["driver"]);
@@ -75,7 +81,7 @@ TEST(BenchReport, JsonReplacesBytesThatAreNotUtf8)
 	std::string why;
 
 	ASSERT_TRUE(xiw::bench::parse(in.path, &d, &why)) << why;
-	auto j = nlohmann::json::parse(xiw::bench::json(d, "k", "d"));
+	auto j = nlohmann::json::parse(xiw::bench::json({ { "", d } }, "k", "d"))["topologies"][0];
 	EXPECT_EQ("bad \xef\xbf\xbd\xef\xbf\xbd byte, good \xc3\xa9", j["failures"][0]["reason"]);
 	EXPECT_EQ(0.0485, j["points"][0]["median"]);
 }
@@ -83,8 +89,10 @@ TEST(BenchReport, JsonReplacesBytesThatAreNotUtf8)
 TEST(BenchReport, EmptyListsAreArrays)
 {
 	Data d;
-	auto j = nlohmann::json::parse(xiw::bench::json(d, "k", "d"));
+	auto top = nlohmann::json::parse(xiw::bench::json({}, "k", "d"));
+	auto j = nlohmann::json::parse(xiw::bench::json({ { "dummy", d } }, "k", "d"))["topologies"][0];
 
+	EXPECT_TRUE(top["topologies"].is_array());
 	EXPECT_TRUE(j["points"].is_array());
 	EXPECT_TRUE(j["failures"].is_array());
 	EXPECT_TRUE(j["failures"].empty());
@@ -132,6 +140,136 @@ TEST(BenchReport, CompareGivesMediansOfBothBuildsAndTheirRatio)
 	EXPECT_EQ(std::string::npos, t.find("| 30 |")) << t;
 }
 
+// Every topology has its section, and the summary counts its targets: met,
+// missed, and missed below the floor (worse than siw), each missed ratio
+// in red.
+TEST(BenchReport, MarkdownHasASectionPerTopologyAndTalliesTargets)
+{
+	TempFile veth("sec-veth.tsv", "xiw\tib_write_bw\t65536\t1\tbw_MBps\t150\n"
+				      "siw\tib_write_bw\t65536\t1\tbw_MBps\t100\n"
+				      "xiw\tib_write_lat\t64\t1\tlat_typ_us\t50\n"
+				      "siw\tib_write_lat\t64\t1\tlat_typ_us\t40\n"
+				      "xiw\tib_write_bw\t8388608\t1\tbw_MBps\t10\n"
+				      "siw\tib_write_bw\t8388608\t1\tbw_MBps\t100\n");
+	TempFile wire("sec-wire.tsv", "xiw\tib_send_lat\t64\t1\tlat_typ_us\t36\n"
+				      "siw\tib_send_lat\t64\t1\tlat_typ_us\t40\n"
+				      "xiw\tib_send_bw\t65536\t1\tbw_MBps\t90\n"
+				      "siw\tib_send_bw\t65536\t1\tbw_MBps\t30\n"
+				      "tcp\tiperf3-Z\t0\t1\ttcp_MBps\t100\n"
+				      "tcp\tiperf3\t0\t1\ttcp_MBps\t50\n");
+	std::vector<Topology> run(2);
+	std::string why;
+
+	run[0].name = "veth";
+	run[1].name = "wire";
+	ASSERT_TRUE(xiw::bench::parse(veth.path, &run[0].data, &why)) << why;
+	ASSERT_TRUE(xiw::bench::parse(wire.path, &run[1].data, &why)) << why;
+	std::string md = xiw::bench::markdown(run, "6.12", "today", "");
+
+	// veth: 64 KiB Write 1.5x met; 64 B write latency 1.25x is worse
+	// than siw; 8 MiB has no target.  wire: send latency 0.9x misses
+	// 0.8x but beats siw; 64 KiB Send 3x met, and 0.9x of iperf3 -Z met.
+	EXPECT_NE(std::string::npos, md.find("| veth | 1 | 1 | 1 |\n")) << md;
+	EXPECT_NE(std::string::npos, md.find("| wire | 2 | 1 | 0 |\n")) << md;
+	EXPECT_NE(std::string::npos, md.find("## veth pair, MTU 1500")) << md;
+	EXPECT_NE(std::string::npos, md.find("## two VMs on a wire")) << md;
+	EXPECT_NE(std::string::npos,
+		  md.find("| ib_write_lat, 64 B | 50.00 | 40.00 | <span style=\"color:red\">**1.25x**"
+			  "</span> | <= 0.80x | **missed, below the floor** |"))
+		<< md;
+	EXPECT_NE(std::string::npos,
+		  md.find("| ib_send_lat, 64 B | 36.00 | 40.00 | <span style=\"color:red\">**0.90x**"
+			  "</span> | <= 0.80x | missed |"))
+		<< md;
+	EXPECT_NE(std::string::npos, md.find("| ib_write_bw, 8 MiB | 10.0 | 100.0 | 0.10x |  |  |"))
+		<< md;
+	EXPECT_NE(std::string::npos,
+		  md.find("| ib_send_bw, 64 KiB | 90.0 | 100.0 | 0.90x | >= 0.90x | met | 1.80x | 0.60x |"))
+		<< md;
+	// The veth section comes first, and has no scale table without data.
+	EXPECT_LT(md.find("## veth pair"), md.find("## two VMs"));
+	EXPECT_EQ(std::string::npos, md.find("### Scale")) << md;
+}
+
+// The NVMe section: xiw against siw (the floor, every row) and against
+// NVMe/TCP (IOPS and throughput only).
+TEST(BenchReport, NvmeSectionHoldsXiwToSiwAndToNvmeTcp)
+{
+	TempFile in("nvme.tsv", "xiw\tnvme-randread-qd1\t4096\t1\tlat_p50_us\t80\n"
+				"siw\tnvme-randread-qd1\t4096\t1\tlat_p50_us\t100\n"
+				"tcp\tnvme-randread-qd1\t4096\t1\tlat_p50_us\t50\n"
+				"xiw\tnvme-randread-qd32\t4096\t1\tiops\t9000\n"
+				"siw\tnvme-randread-qd32\t4096\t1\tiops\t6000\n"
+				"tcp\tnvme-randread-qd32\t4096\t1\tiops\t10000\n"
+				"xiw\tnvme-seqwrite\t131072\t1\tMBps\t150\n"
+				"siw\tnvme-seqwrite\t131072\t1\tMBps\t200\n"
+				"tcp\tnvme-seqwrite\t131072\t1\tMBps\t100\n");
+	std::vector<Topology> run(1);
+	std::string why;
+
+	run[0].name = "nvme9000";
+	ASSERT_TRUE(xiw::bench::parse(in.path, &run[0].data, &why)) << why;
+	std::string md = xiw::bench::markdown(run, "6.12", "today", "");
+
+	EXPECT_NE(std::string::npos, md.find("## NVMe over Fabrics against NVMe/TCP across the two-VM "
+					     "wire, MTU 9000"))
+		<< md;
+	// Latency is held to siw only: 0.80x met though TCP is faster.
+	EXPECT_NE(std::string::npos,
+		  md.find("| 4 KiB random read, QD 1, p50 latency (us) | 80.0 | 100.0 | 50.0 | 0.80x | "
+			  "1.60x | <= siw | met |"))
+		<< md;
+	EXPECT_NE(std::string::npos,
+		  md.find("| 4 KiB random read, QD 32, IOPS | 9000 | 6000 | 10000 | 1.50x | "
+			  "<span style=\"color:red\">**0.90x**</span> | >= siw, >= TCP | missed |"))
+		<< md;
+	EXPECT_NE(std::string::npos,
+		  md.find("| 128 KiB sequential write, MB/s | 150.0 | 200.0 | 100.0 | <span "
+			  "style=\"color:red\">**0.75x**</span> | 1.50x | >= siw, >= TCP | **missed, "
+			  "below the floor** |"))
+		<< md;
+	// Rows without data have no verdict; the tally counts the three above.
+	EXPECT_NE(std::string::npos, md.find("| nvme9000 | 1 | 2 | 1 |")) << md;
+	EXPECT_EQ(std::string::npos, md.find("### Bandwidth")) << md;
+}
+
+// CPU time per GB: each guest's cpu_s of one repetition adds up, over
+// that repetition's bytes; a repetition without bytes does not count.
+TEST(BenchReport, CpuPerGbAddsBothGuestsRepetitionByRepetition)
+{
+	TempFile a("cpu-a.tsv", "xiw\txiw-perf-send\t65536\t1\tcpu_s\t2.0\n"
+				"xiw\txiw-perf-send\t65536\t2\tcpu_s\t1.0\n"
+				"xiw\txiw-perf-send\t65536\t3\tcpu_s\t5.0\n");
+	TempFile b("cpu-b.tsv", "xiw\txiw-perf-send\t65536\t1\tcpu_s\t1.0\n"
+				"xiw\txiw-perf-send\t65536\t1\tbytes\t1000000000\n"
+				"xiw\txiw-perf-send\t65536\t2\tcpu_s\t1.0\n"
+				"xiw\txiw-perf-send\t65536\t2\tbytes\t500000000\n"
+				"siw\txiw-perf-send\t65536\t1\tcpu_s\t8.0\n"
+				"siw\txiw-perf-send\t65536\t1\tbytes\t1000000000\n");
+	Data d;
+	std::string why;
+
+	ASSERT_TRUE(xiw::bench::parse(a.path, &d, &why)) << why;
+	ASSERT_TRUE(xiw::bench::parse(b.path, &d, &why)) << why;
+	EXPECT_EQ((std::vector<double>{ 3.0, 4.0 }),
+		  xiw::bench::cpu_per_gb(d, "xiw", "xiw-perf-send", 65536));
+	EXPECT_TRUE(d.values.empty());
+
+	auto j = nlohmann::json::parse(xiw::bench::json({ { "wire", d } }, "k", "d"));
+	bool seen = false;
+	for (auto &p : j["topologies"][0]["points"])
+		if (p["driver"] == "xiw" && p["metric"] == "cpu_s_per_GB") {
+			EXPECT_EQ(3.5, p["median"]);
+			seen = true;
+		}
+	EXPECT_TRUE(seen) << j.dump();
+
+	std::string md = xiw::bench::markdown({ { "wire", d } }, "k", "d", "");
+	EXPECT_NE(std::string::npos,
+		  md.find("| xiw-perf-send | 3.50 | 8.00 | 0.44x | <= 1.00x | met |"))
+		<< md;
+}
+
 TEST(BenchReport, GnuplotQuoteDoublesSingleQuotes)
 {
 	EXPECT_EQ("'plain'", xiw::bench::gnuplot_quote("plain"));
@@ -147,15 +285,19 @@ TEST(BenchReport, PlotScriptQuotesThePrefix)
 	std::string prefix = ::testing::TempDir() + "xiw_bench_report_it's";
 
 	d.values[{ "xiw", "ib_write_bw", "bw_MBps", 65536 }] = { 1 };
-	std::string gp = xiw::bench::plots(d, prefix);
+	std::string gp = xiw::bench::plots({ { "", d }, { "wire", d } }, prefix);
 
-	EXPECT_NE(std::string::npos, gp.find("set output " +
-					     xiw::bench::gnuplot_quote(prefix + "-bw.png")))
-		<< gp;
-	EXPECT_NE(std::string::npos, gp.find("plot " + xiw::bench::gnuplot_quote(prefix + "-lat.dat")))
-		<< gp;
-	unlink((prefix + "-bw.dat").c_str());
-	unlink((prefix + "-lat.dat").c_str());
+	for (std::string base : { prefix, prefix + "-wire" }) {
+		EXPECT_NE(std::string::npos,
+			  gp.find("set output " + xiw::bench::gnuplot_quote(base + "-bw.png")))
+			<< gp;
+		EXPECT_NE(std::string::npos,
+			  gp.find("plot " + xiw::bench::gnuplot_quote(base + "-lat.dat")))
+			<< gp;
+		EXPECT_EQ(0, access((base + "-bw.dat").c_str(), F_OK)) << base;
+		unlink((base + "-bw.dat").c_str());
+		unlink((base + "-lat.dat").c_str());
+	}
 }
 
 // gnuplot gets the script's name as its one argument, untouched by any

@@ -3,11 +3,13 @@
 // xiw-bench-report: turn the measurements of one `make bench` run into the
 // report: <prefix>.json (every value and its median), <prefix>.md (the
 // ratio tables xiw/siw and xiw/TCP with the targets of the performance
-// issue marked met or missed), and <prefix>-bw.png / <prefix>-lat.png
-// drawn by gnuplot when it is installed (xiw_bench_report.h).
+// issue marked met or missed, a section per topology), and
+// <prefix>-<topology>-bw.png / -lat.png drawn by gnuplot when it is
+// installed (xiw_bench_report.h).
 //
-// usage: xiw-bench-report --in FILE --out PREFIX [--kernel NAME]
-//                         [--proto FILE] [--date DATE] [--compare A,B]
+// usage: xiw-bench-report --in [TOPOLOGY=]FILE... --out PREFIX
+//                         [--kernel NAME] [--proto FILE] [--date DATE]
+//                         [--compare A,B]
 #include "xiw_bench_report.h"
 #include "xiw_cli.h"
 
@@ -29,26 +31,31 @@ std::string Slurp(const std::string &path)
 
 const xiw::cli::Usage kUsage = {
 	"xiw-bench-report",
-	"usage: xiw-bench-report --in FILE --out PREFIX [--kernel NAME] [--proto FILE]\n"
-	"                        [--date DATE] [--compare A,B]\n",
+	"usage: xiw-bench-report --in [TOPOLOGY=]FILE... --out PREFIX [--kernel NAME]\n"
+	"                        [--proto FILE] [--date DATE] [--compare A,B]\n",
 	"NAME\n"
 	"    xiw-bench-report - the report of one make bench run\n"
 	"\n"
 	"SYNOPSIS\n"
-	"    xiw-bench-report --in FILE --out PREFIX [--kernel NAME] [--proto FILE]\n"
-	"                     [--date DATE] [--compare A,B]\n"
+	"    xiw-bench-report --in [TOPOLOGY=]FILE... --out PREFIX [--kernel NAME]\n"
+	"                     [--proto FILE] [--date DATE] [--compare A,B]\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    Reads the measurements of tests/vm/bench (tab-separated lines:\n"
 	"    driver, test, size, repetition, metric, value; metric \"fail\" with\n"
-	"    a reason as its value) and writes PREFIX.json (every value and its\n"
-	"    median), PREFIX.md (the ratio tables xiw/siw and xiw/TCP, each\n"
-	"    target marked met or missed, the failed runs) and, when gnuplot is\n"
-	"    installed, PREFIX-bw.png and PREFIX-lat.png (from PREFIX.gp and its\n"
-	"    .dat files).  The markdown goes to stdout as well.\n"
+	"    a reason as its value), one file per topology, and writes\n"
+	"    PREFIX.json (every value and its median), PREFIX.md (a summary of\n"
+	"    the targets, then per topology the ratio tables xiw/siw and\n"
+	"    xiw/TCP, each target marked met or missed, CPU time per GB, the\n"
+	"    failed runs) and, when gnuplot is installed, PREFIX-TOPOLOGY-bw.png\n"
+	"    and PREFIX-TOPOLOGY-lat.png (from PREFIX.gp and its .dat files).\n"
+	"    The markdown goes to stdout as well.\n"
 	"\n"
 	"OPTIONS\n"
-	"    --in FILE      the measurements\n"
+	"    --in [TOPOLOGY=]FILE\n"
+	"                   the measurements of one topology (veth, veth9000,\n"
+	"                   dummy, wire; without a name, one unnamed section and\n"
+	"                   PREFIX-bw.png); once per topology, in report order\n"
 	"    --out PREFIX   where the report goes\n"
 	"    --kernel NAME  the guest's kernel, for the title (default unknown)\n"
 	"    --proto FILE   xiw-proto-bench's output, appended verbatim\n"
@@ -68,7 +75,8 @@ const xiw::cli::Usage kUsage = {
 int main(int argc, char **argv)
 {
 	using namespace xiw::bench;
-	std::string in, out, kernel = "unknown", proto, date = "unknown", why, cmp;
+	std::vector<Topology> run;
+	std::string out, kernel = "unknown", proto, date = "unknown", why, cmp;
 
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -83,9 +91,19 @@ int main(int argc, char **argv)
 
 		std::string v = argv[++i];
 
-		if (a == "--in")
-			in = v;
-		else if (a == "--out")
+		if (a == "--in") {
+			size_t eq = v.find('=');
+			std::string name = eq == std::string::npos ? "" : v.substr(0, eq);
+
+			for (auto &t : run)
+				if (t.name == name)
+					xiw::cli::usage_error(kUsage, "topology '" + name + "' given twice");
+			run.push_back({ name, {} });
+			if (!parse(eq == std::string::npos ? v : v.substr(eq + 1), &run.back().data, &why)) {
+				std::cerr << "xiw-bench-report: " << why << "\n";
+				return 1;
+			}
+		} else if (a == "--out")
 			out = v;
 		else if (a == "--kernel")
 			kernel = v;
@@ -96,25 +114,25 @@ int main(int argc, char **argv)
 		else
 			date = v;
 	}
-	if (in.empty() || out.empty())
+	if (run.empty() || out.empty())
 		xiw::cli::usage_error(kUsage, "--in and --out are required");
 	size_t comma = cmp.find(',');
 	if (!cmp.empty() && (comma == 0 || comma == std::string::npos || comma + 1 == cmp.size()))
 		xiw::cli::usage_error(kUsage, "--compare wants two driver names, A,B");
 
-	Data d;
-	if (!parse(in, &d, &why)) {
-		std::cerr << "xiw-bench-report: " << why << "\n";
-		return 1;
-	}
-	if (d.values.empty()) {
-		std::cerr << "xiw-bench-report: no measurements in " << in << "\n";
-		return 1;
+	bool failures = false;
+	for (auto &t : run) {
+		// Only failed runs still make a section that lists them.
+		if (t.data.values.empty() && t.data.work.empty() && t.data.failures.empty()) {
+			std::cerr << "xiw-bench-report: no measurements for topology '" << t.name << "'\n";
+			return 1;
+		}
+		failures |= !t.data.failures.empty();
 	}
 
-	std::ofstream(out + ".json") << json(d, kernel, date);
-	std::ofstream(out + ".md") << markdown(d, kernel, date, proto);
-	std::ofstream(out + ".gp") << plots(d, out);
+	std::ofstream(out + ".json") << json(run, kernel, date);
+	std::ofstream(out + ".md") << markdown(run, kernel, date, proto);
+	std::ofstream(out + ".gp") << plots(run, out);
 	why.clear();
 	if (run_gnuplot(out + ".gp", &why) < 0)
 		std::cerr << "xiw-bench-report: " << why << ", no PNG plots\n";
@@ -122,8 +140,15 @@ int main(int argc, char **argv)
 		std::cerr << "xiw-bench-report: " << why << " (" << out << ".gp)\n";
 	std::cout << Slurp(out + ".md");
 	if (!cmp.empty()) {
-		std::ofstream(out + "-ab.md") << compare(d, cmp.substr(0, comma), cmp.substr(comma + 1));
+		std::ofstream ab(out + "-ab.md");
+
+		for (auto &t : run) {
+			if (run.size() > 1)
+				ab << "\n## " << t.name << "\n\n";
+			ab << compare(t.data, cmp.substr(0, comma), cmp.substr(comma + 1));
+		}
+		ab.close();
 		std::cout << "\n" << Slurp(out + "-ab.md");
 	}
-	return d.failures.empty() ? 0 : 3;
+	return failures ? 3 : 0;
 }

@@ -50,6 +50,12 @@ std::string Num(double v, int prec = 3)
 	return b;
 }
 
+// A table cell: @v with @prec decimals, "-" where nothing was measured.
+std::string Cell(double v, int prec)
+{
+	return std::isfinite(v) ? Num(v, prec) : "-";
+}
+
 std::string SizeName(long s)
 {
 	if (s >= 1048576 && s % 1048576 == 0)
@@ -58,6 +64,45 @@ std::string SizeName(long s)
 		return std::to_string(s / 1024) + " KiB";
 	return std::to_string(s) + " B";
 }
+
+// What a topology is, for its section's heading.
+std::string Describe(const std::string &name)
+{
+	if (name == "veth")
+		return "veth pair, MTU 1500: two network namespaces joined by one veth pair";
+	if (name == "veth9000")
+		return "veth pair, MTU 9000: the same with jumbo frames";
+	if (name == "dummy")
+		return "one device on a dummy netdev: both ends on it, the TCP over lo (MTU 64 KiB)";
+	if (name == "wire")
+		return "two VMs on a wire: each end in its own guest, virtio-net NICs joined by "
+		       "qemu's UDP socket netdev on the host's loopback, MTU 1500";
+	if (name == "nvme" || name == "nvme9000")
+		return std::string("NVMe over Fabrics against NVMe/TCP across the two-VM wire, MTU ") +
+		       (name == "nvme" ? "1500" : "9000");
+	if (name.empty())
+		return "Results";
+	return name;
+}
+
+// A target a ratio xiw/siw (or xiw/TCP) is held to: @goal, and the floor
+// below which xiw is worse than siw (0: none).
+struct Target {
+	double goal = 0, floor = 0;
+	bool higher_better = true;
+};
+
+struct Tally {
+	int met = 0, missed = 0, below_floor = 0;
+};
+
+const Target kNone;
+const Target kBandwidth = { 1.25, 1.0, true };
+const Target kRate = { 1.25, 1.0, true };
+const Target kLatency = { 0.8, 1.0, false };
+const Target kConnect = { 1.5, 0, true };
+const Target kCpu = { 1.0, 0, false };
+const Target kVsTcp = { 0.9, 0, true };
 
 class Report {
 public:
@@ -70,6 +115,11 @@ public:
 		return it == d_.values.end() ? NAN : Median(it->second);
 	}
 
+	double CpuMed(const std::string &drv, const std::string &test, long size) const
+	{
+		return Median(cpu_per_gb(d_, drv, test, size));
+	}
+
 	std::set<long> Sizes(const std::string &test, const std::string &metric) const
 	{
 		std::set<long> s;
@@ -80,10 +130,11 @@ public:
 		return s;
 	}
 
-	nlohmann::ordered_json Json(const std::string &kernel, const std::string &date) const
+	nlohmann::ordered_json Json(const std::string &name) const
 	{
 		nlohmann::ordered_json j, points = nlohmann::ordered_json::array(),
 					  failures = nlohmann::ordered_json::array();
+		std::set<std::tuple<std::string, std::string, long>> cpu;
 
 		for (auto &[k, v] : d_.values)
 			points.push_back({ { "driver", k.driver },
@@ -92,162 +143,301 @@ public:
 					   { "metric", k.metric },
 					   { "median", Median(v) },
 					   { "values", v } });
+		for (auto &[k, w] : d_.work)
+			cpu.insert({ k.driver, k.test, k.size });
+		for (auto &[drv, test, size] : cpu) {
+			auto v = cpu_per_gb(d_, drv, test, size);
+
+			if (!v.empty())
+				points.push_back({ { "driver", drv },
+						   { "test", test },
+						   { "size", size },
+						   { "metric", "cpu_s_per_GB" },
+						   { "median", Median(v) },
+						   { "values", v } });
+		}
 		for (auto &f : d_.failures)
 			failures.push_back({ { "driver", f.driver },
 					     { "test", f.test },
 					     { "size", f.size },
 					     { "rep", f.rep },
 					     { "reason", f.reason } });
-		j["date"] = date;
-		j["kernel"] = kernel;
+		j["name"] = name;
+		j["description"] = Describe(name);
 		j["points"] = std::move(points);
 		j["failures"] = std::move(failures);
 		return j;
 	}
 
-	// A table row: xiw, siw, ratio and the target it is held to.
+	// A table row: xiw, the reference (siw or TCP), the ratio and the
+	// target it is held to; counted in @t.
 	void Row(std::ostream &o, const std::string &what, double x, double s, int prec,
-		 double target, bool higher_better) const
+		 const Target &tg, Tally *t) const
 	{
 		double r = x / s;
-		std::string verdict = "";
+		std::string verdict, ratio = std::isfinite(r) ? Num(r, 2) + "x" : "-";
 
-		if (target > 0 && std::isfinite(r))
-			verdict = (higher_better ? r >= target : r <= target) ? "met" : "missed";
-		o << "| " << what << " | " << Num(x, prec) << " | " << Num(s, prec) << " | "
-		  << (std::isfinite(r) ? Num(r, 2) + "x" : "-") << " | "
-		  << (target > 0 ? std::string(higher_better ? ">= " : "<= ") + Num(target, 2) + "x" : "")
+		if (tg.goal > 0 && std::isfinite(r)) {
+			auto ok = [&](double v) { return tg.higher_better ? r >= v : r <= v; };
+
+			if (ok(tg.goal)) {
+				verdict = "met";
+				t->met++;
+			} else {
+				verdict = "missed";
+				t->missed++;
+				ratio = "<span style=\"color:red\">**" + ratio + "**</span>";
+				if (tg.floor > 0 && !ok(tg.floor)) {
+					verdict = "**missed, below the floor**";
+					t->below_floor++;
+				}
+			}
+		}
+		o << "| " << what << " | " << Cell(x, prec) << " | " << Cell(s, prec) << " | " << ratio
+		  << " | "
+		  << (tg.goal > 0 ? std::string(tg.higher_better ? ">= " : "<= ") + Num(tg.goal, 2) + "x"
+				  : "")
 		  << " | " << verdict << " |\n";
 	}
 
-	void Markdown(std::ostream &o, const std::string &kernel, const std::string &date,
-		      const std::string &proto) const
+	bool IsNvme() const
 	{
+		for (auto &[k, v] : d_.values)
+			if (k.test.starts_with("nvme-"))
+				return true;
+		return false;
+	}
+
+	// An NVMe row: xiw, siw and NVMe/TCP; xiw must beat siw (the floor)
+	// and, where @vs_tcp, match NVMe/TCP.
+	void NvmeRow(std::ostream &o, const std::string &what, const std::string &test, long size,
+		     const std::string &metric, int prec, bool higher_better, bool vs_tcp,
+		     Tally *t) const
+	{
+		double x = Med("xiw", test, size, metric), s = Med("siw", test, size, metric);
+		double c = Med("tcp", test, size, metric);
+		double rs = x / s, rc = x / c;
+		auto ok = [&](double r) { return higher_better ? r >= 1.0 : r <= 1.0; };
+		auto red = [](const std::string &r) {
+			return "<span style=\"color:red\">**" + r + "**</span>";
+		};
+		std::string vs = std::isfinite(rs) ? Num(rs, 2) + "x" : "-";
+		std::string vc = std::isfinite(rc) ? Num(rc, 2) + "x" : "-";
+		std::string verdict;
+
+		if (std::isfinite(rs) && (!vs_tcp || std::isfinite(rc))) {
+			bool ms = ok(rs), mc = !vs_tcp || ok(rc);
+
+			if (!ms)
+				vs = red(vs);
+			if (!mc)
+				vc = red(vc);
+			if (ms && mc) {
+				verdict = "met";
+				t->met++;
+			} else {
+				t->missed++;
+				verdict = "missed";
+				if (!ms) {
+					verdict = "**missed, below the floor**";
+					t->below_floor++;
+				}
+			}
+		}
+		o << "| " << what << " | " << Cell(x, prec) << " | " << Cell(s, prec) << " | "
+		  << Cell(c, prec) << " | " << vs << " | " << vc << " | "
+		  << (higher_better ? ">= siw" : "<= siw") << (vs_tcp ? ", >= TCP" : "") << " | "
+		  << verdict << " |\n";
+	}
+
+	void NvmeSection(std::ostream &o, Tally *t) const
+	{
+		o << "null_blk exported by nvmet in guest a, fio in guest b (O_DIRECT, libaio):\n"
+		  << "nvme-rdma on xiw, nvme-rdma on siw, nvme-tcp, in turns on the same NICs.\n\n"
+		  << "| fio | xiw | siw | NVMe/TCP | xiw/siw | xiw/TCP | target | |\n"
+		  << "|---|---|---|---|---|---|---|---|\n";
+		NvmeRow(o, "4 KiB random read, QD 1, p50 latency (us)", "nvme-randread-qd1", 4096,
+			"lat_p50_us", 1, false, false, t);
+		NvmeRow(o, "4 KiB random read, QD 1, p99 latency (us)", "nvme-randread-qd1", 4096,
+			"lat_p99_us", 1, false, false, t);
+		NvmeRow(o, "4 KiB random read, QD 1, IOPS", "nvme-randread-qd1", 4096, "iops", 0, true,
+			true, t);
+		NvmeRow(o, "4 KiB random read, QD 32, IOPS", "nvme-randread-qd32", 4096, "iops", 0, true,
+			true, t);
+		NvmeRow(o, "128 KiB sequential read, MB/s", "nvme-seqread", 131072, "MBps", 1, true,
+			true, t);
+		NvmeRow(o, "128 KiB sequential write, MB/s", "nvme-seqwrite", 131072, "MBps", 1, true,
+			true, t);
+		Failures(o);
+	}
+
+	void Failures(std::ostream &o) const
+	{
+		if (d_.failures.empty())
+			return;
+		o << "\n### Runs that failed\n\n";
+		for (auto &f : d_.failures)
+			o << "- " << f.driver << " " << f.test << " " << SizeName(f.size) << " rep " << f.rep
+			  << ": " << f.reason << "\n";
+	}
+
+	// The section of one topology; its targets counted in @t.
+	void Section(std::ostream &o, const std::string &name, Tally *t) const
+	{
+		if (IsNvme())
+			return NvmeSection(o, t);
+
 		double tcp = Med("tcp", "iperf3", 0, "tcp_MBps");
 		double tcpz = Med("tcp", "iperf3-Z", 0, "tcp_MBps");
+		const char *head = "| xiw | siw | xiw/siw | target | |\n|---|---|---|---|---|---|\n";
 
-		o << "# xiw benchmark, " << date << ", kernel " << kernel << "\n\n"
-		  << "One VM run (qemu TCG, 2 vCPUs), two network namespaces joined by one veth\n"
-		  << "pair; xiw and siw devices on the same veths in turn; medians of every\n"
-		  << "repetition. Ratios are xiw over siw (and xiw over raw TCP) from this run.\n\n";
+		o << "### Bandwidth (perftest over RDMA CM, MB/s)\n\n| test, size " << head;
+		for (const char *tool : { "ib_write_bw", "ib_read_bw", "ib_send_bw" })
+			for (long s : Sizes(tool, "bw_MBps"))
+				Row(o, std::string(tool) + ", " + SizeName(s), Med("xiw", tool, s, "bw_MBps"),
+				    Med("siw", tool, s, "bw_MBps"), 1,
+				    s == 65536 || s == 1048576 ? kBandwidth : kNone, t);
 
-		o << "## Bandwidth (perftest over RDMA CM, MB/s)\n\n"
-		  << "| test, size | xiw | siw | xiw/siw | target | |\n|---|---|---|---|---|---|\n";
-		for (const char *t : { "ib_write_bw", "ib_read_bw", "ib_send_bw" })
-			for (long s : Sizes(t, "bw_MBps"))
-				Row(o, std::string(t) + ", " + SizeName(s), Med("xiw", t, s, "bw_MBps"),
-				    Med("siw", t, s, "bw_MBps"), 1, s >= 65536 ? 1.25 : 0, true);
+		o << "\n### Message rate at 64 B (Mpps)\n\n| test " << head;
+		for (const char *tool : { "ib_write_bw", "ib_read_bw", "ib_send_bw" })
+			if (std::isfinite(Med("xiw", tool, 64, "mpps")) ||
+			    std::isfinite(Med("siw", tool, 64, "mpps")))
+				Row(o, tool, Med("xiw", tool, 64, "mpps"), Med("siw", tool, 64, "mpps"), 4,
+				    kRate, t);
 
-		o << "\n## Message rate at 64 B (Mpps)\n\n"
-		  << "| test | xiw | siw | xiw/siw | target | |\n|---|---|---|---|---|---|\n";
-		for (const char *t : { "ib_write_bw", "ib_read_bw", "ib_send_bw" })
-			Row(o, t, Med("xiw", t, 64, "mpps"), Med("siw", t, 64, "mpps"), 4, 1.25, true);
+		o << "\n### Latency (typical, microseconds)\n\n| test, size " << head;
+		for (const char *tool : { "ib_write_lat", "ib_read_lat", "ib_send_lat" })
+			for (long s : Sizes(tool, "lat_typ_us"))
+				Row(o, std::string(tool) + ", " + SizeName(s),
+				    Med("xiw", tool, s, "lat_typ_us"), Med("siw", tool, s, "lat_typ_us"), 2,
+				    s == 64 ? kLatency : kNone, t);
 
-		o << "\n## Latency (typical, microseconds)\n\n"
-		  << "| test, size | xiw | siw | xiw/siw | target | |\n|---|---|---|---|---|---|\n";
-		for (const char *t : { "ib_write_lat", "ib_read_lat", "ib_send_lat" })
-			for (long s : Sizes(t, "lat_typ_us"))
-				Row(o, std::string(t) + ", " + SizeName(s), Med("xiw", t, s, "lat_typ_us"),
-				    Med("siw", t, s, "lat_typ_us"), 2,
-				    std::string(t) == "ib_write_lat" && s == 64 ? 0.8 : 0, false);
-
-		o << "\n## Connection setup (cmtime, connections per second)\n\n"
-		  << "| | xiw | siw | xiw/siw | target | |\n|---|---|---|---|---|---|\n";
+		o << "\n### Connection setup (cmtime, connections per second)\n\n| " << head;
 		for (long s : Sizes("cmtime", "conn_per_s"))
 			Row(o, std::to_string(s) + " connections", Med("xiw", "cmtime", s, "conn_per_s"),
-			    Med("siw", "cmtime", s, "conn_per_s"), 1, 1.5, true);
+			    Med("siw", "cmtime", s, "conn_per_s"), 1, kConnect, t);
 
-		o << "\n## Scale (xiw-scale: connections open at once)\n\n"
-		  << "Both ends in the VM: kernel memory per QP is the Slab and VmallocUsed\n"
-		  << "growth while all are up, over 2N QPs.\n\n"
-		  << "| connections, measure | xiw | siw | xiw/siw | target | |\n|---|---|---|---|---|---|\n";
-		for (long s : Sizes("scale", "conn_per_s")) {
-			std::string n = std::to_string(s);
-			Row(o, n + ", connections/s", Med("xiw", "scale", s, "conn_per_s"),
-			    Med("siw", "scale", s, "conn_per_s"), 1, 0, true);
-			Row(o, n + ", slab KiB per QP", Med("xiw", "scale", s, "slab_KiB_per_qp"),
-			    Med("siw", "scale", s, "slab_KiB_per_qp"), 1, 0, false);
-			Row(o, n + ", vmalloc KiB per QP", Med("xiw", "scale", s, "vmalloc_KiB_per_qp"),
-			    Med("siw", "scale", s, "vmalloc_KiB_per_qp"), 1, 0, false);
-		}
+		o << "\n### CPU time per GB moved (seconds)\n\n"
+		  << "Busy time of every CPU of the guest" << (name == "wire" ? "s" : "")
+		  << " (/proc/stat) over 64 KiB transfers, both\nends of xiw-perf sleeping on "
+		  << "completion events (-e) instead of polling, over the\nbytes moved; iperf3 over the "
+		  << "same path: " << Cell(CpuMed("tcp", "iperf3", 0), 2) << " plain, "
+		  << Cell(CpuMed("tcp", "iperf3-Z", 0), 2) << " with -Z.\n\n| test " << head;
+		for (const char *tool : { "xiw-perf-write", "xiw-perf-read", "xiw-perf-send" })
+			if (std::isfinite(CpuMed("xiw", tool, 65536)) ||
+			    std::isfinite(CpuMed("siw", tool, 65536)))
+				Row(o, tool, CpuMed("xiw", tool, 65536), CpuMed("siw", tool, 65536), 2, kCpu, t);
 
-		o << "\n## Against raw TCP on the same veth pair\n\n"
-		  << "iperf3: " << Num(tcp, 1) << " MB/s plain, " << Num(tcpz, 1)
-		  << " MB/s with -Z (zero-copy send).\n\n"
-		  << "| test, size | xiw MB/s | xiw/TCP | siw/TCP |\n|---|---|---|---|\n";
-		for (const char *t : { "ib_write_bw", "ib_read_bw", "ib_send_bw" }) {
-			for (long s : Sizes(t, "bw_MBps")) {
-				if (s < 65536)
-					continue;
-				double x = Med("xiw", t, s, "bw_MBps"), y = Med("siw", t, s, "bw_MBps");
-				o << "| " << t << ", " << SizeName(s) << " | " << Num(x, 1) << " | "
-				  << Num(x / tcp, 2) << "x | " << Num(y / tcp, 2) << "x |\n";
+		if (!Sizes("scale", "conn_per_s").empty()) {
+			o << "\n### Scale (xiw-scale: connections open at once)\n\n"
+			  << "Both ends in the VM: kernel memory per QP is the Slab and VmallocUsed\n"
+			  << "growth while all are up, over 2N QPs.\n\n| connections, measure " << head;
+			for (long s : Sizes("scale", "conn_per_s")) {
+				std::string n = std::to_string(s);
+				Row(o, n + ", connections/s", Med("xiw", "scale", s, "conn_per_s"),
+				    Med("siw", "scale", s, "conn_per_s"), 1, kNone, t);
+				Row(o, n + ", slab KiB per QP", Med("xiw", "scale", s, "slab_KiB_per_qp"),
+				    Med("siw", "scale", s, "slab_KiB_per_qp"), 1, kNone, t);
+				Row(o, n + ", vmalloc KiB per QP", Med("xiw", "scale", s, "vmalloc_KiB_per_qp"),
+				    Med("siw", "scale", s, "vmalloc_KiB_per_qp"), 1, kNone, t);
 			}
 		}
 
-		if (!d_.failures.empty()) {
-			o << "\n## Runs that failed\n\n";
-			for (auto &f : d_.failures)
-				o << "- " << f.driver << " " << f.test << " " << SizeName(f.size) << " rep "
-				  << f.rep << ": " << f.reason << "\n";
+		o << "\n### Against raw TCP on the same path\n\n"
+		  << "iperf3: " << Cell(tcp, 1) << " MB/s plain, " << Cell(tcpz, 1)
+		  << " MB/s with -Z (zero-copy send).\n\n"
+		  << "| test, size | xiw MB/s | iperf3 -Z MB/s | xiw/TCP -Z | target | | xiw/TCP | "
+		     "siw/TCP |\n|---|---|---|---|---|---|---|---|\n";
+		for (const char *tool : { "ib_write_bw", "ib_read_bw", "ib_send_bw" }) {
+			for (long s : Sizes(tool, "bw_MBps")) {
+				if (s < 65536)
+					continue;
+				double x = Med("xiw", tool, s, "bw_MBps"), y = Med("siw", tool, s, "bw_MBps");
+				std::ostringstream row;
+
+				// Write and Send at 64 KiB against TCP's zero-copy send.
+				Row(row, std::string(tool) + ", " + SizeName(s), x, tcpz, 1,
+				    s == 65536 && std::string(tool) != "ib_read_bw" ? kVsTcp : kNone, t);
+				std::string r = row.str();
+				r.pop_back();
+				auto ratio = [](double v) { return std::isfinite(v) ? Num(v, 2) + "x" : "-"; };
+
+				o << r << " " << ratio(x / tcp) << " | " << ratio(y / tcp) << " |\n";
+			}
 		}
-		if (!proto.empty())
-			o << "\n## Protocol core (userspace, this host's CPU)\n\n```\n" << proto << "```\n";
+
+		Failures(o);
 	}
 
-	// gnuplot data and script; returns the script text.
-	std::string Plots(const std::string &prefix) const
+	// A gnuplot data file: a row per message size of the @tools'
+	// @metric, xiw's three columns then siw's.
+	void Dat(const std::string &path, const char *const (&tools)[3],
+		 const std::string &metric) const
 	{
-		std::ofstream bw(prefix + "-bw.dat"), lat(prefix + "-lat.dat");
-		std::ostringstream gp;
+		std::ofstream f(path);
+		std::set<long> sizes;
 
-		bw << "# size";
+		for (const char *t : tools)
+			sizes.merge(Sizes(t, metric));
+		f << "# size";
 		for (const char *d : { "xiw", "siw" })
-			for (const char *t : { "write", "read", "send" })
-				bw << " " << d << "_" << t;
-		bw << "\n";
-		for (long s : Sizes("ib_write_bw", "bw_MBps")) {
-			bw << s;
+			for (const char *t : tools)
+				f << " " << d << "_" << t;
+		f << "\n";
+		for (long s : sizes) {
+			f << s;
 			for (const char *d : { "xiw", "siw" })
-				for (const char *t : { "ib_write_bw", "ib_read_bw", "ib_send_bw" })
-					bw << " " << Num(Med(d, t, s, "bw_MBps"), 2);
-			bw << "\n";
+				for (const char *t : tools)
+					f << " " << Num(Med(d, t, s, metric), 2);
+			f << "\n";
 		}
-		lat << "# test xiw siw\n";
-		for (const char *t : { "ib_write_lat", "ib_read_lat", "ib_send_lat" })
-			for (long s : Sizes(t, "lat_typ_us"))
-				lat << "\"" << std::string(t).substr(3) << " " << SizeName(s) << "\" "
-				    << Num(Med("xiw", t, s, "lat_typ_us"), 2) << " "
-				    << Num(Med("siw", t, s, "lat_typ_us"), 2) << "\n";
+	}
 
+	// gnuplot data for @base (-bw.dat, -lat.dat) and the script lines
+	// that draw them.
+	void Plots(const std::string &base, const std::string &title, std::ostream &gp) const
+	{
+		static const char *const bwt[] = { "ib_write_bw", "ib_read_bw", "ib_send_bw" };
+		static const char *const latt[] = { "ib_write_lat", "ib_read_lat", "ib_send_lat" };
 		double tcp = Med("tcp", "iperf3", 0, "tcp_MBps");
-		gp << "set terminal pngcairo size 1000,600\nset datafile missing 'null'\n"
-		   << "set output " << gnuplot_quote(prefix + "-bw.png")
-		   << "\nset logscale x 2\nset key left top\n"
-		   << "set xlabel 'message size (bytes)'\nset ylabel 'MB/s'\n"
-		   << "set title 'perftest bandwidth, xiw vs siw (same VM, same veth pair)'\n"
-		   << "plot " << gnuplot_quote(prefix + "-bw.dat")
-		   << " using 1:2 with linespoints title 'xiw write', "
-		   << "'' using 1:3 with linespoints title 'xiw read', "
-		   << "'' using 1:4 with linespoints title 'xiw send', "
-		   << "'' using 1:5 with linespoints dt 2 title 'siw write', "
-		   << "'' using 1:6 with linespoints dt 2 title 'siw read', "
-		   << "'' using 1:7 with linespoints dt 2 title 'siw send'";
+		double tcpz = Med("tcp", "iperf3-Z", 0, "tcp_MBps");
+		// The six curves of a data file: xiw solid, siw dashed.
+		auto curves = [&gp](const std::string &dat) {
+			static const char *const names[] = { "write", "read", "send" };
+
+			gp << "plot " << gnuplot_quote(dat);
+			for (int i = 0; i < 6; i++)
+				gp << (i ? ", ''" : "") << " using 1:" << i + 2 << " with linespoints"
+				   << (i >= 3 ? " dt 2" : "") << " title '" << (i < 3 ? "xiw " : "siw ")
+				   << names[i % 3] << "'";
+		};
+
+		Dat(base + "-bw.dat", bwt, "bw_MBps");
+		Dat(base + "-lat.dat", latt, "lat_typ_us");
+		gp << "set output " << gnuplot_quote(base + "-bw.png") << "\n"
+		   << "set xlabel 'message size (bytes)'\nset ylabel 'MB/s'\nset key left top\n"
+		   << "set title " << gnuplot_quote("perftest bandwidth, " + title) << "\n";
+		curves(base + "-bw.dat");
 		if (std::isfinite(tcp))
 			gp << ", " << Num(tcp, 1) << " with lines lc 'black' title 'TCP (iperf3)'";
-		gp << "\nunset logscale x\nset output " << gnuplot_quote(prefix + "-lat.png") << "\n"
-		   << "set style data histogram\nset style histogram clustered\n"
-		   << "set style fill solid 0.6\nset xtics rotate by -30\nset key right top\n"
-		   << "set xlabel ''\nset ylabel 'microseconds (typical)'\n"
-		   << "set title 'perftest latency, xiw vs siw'\n"
-		   << "plot " << gnuplot_quote(prefix + "-lat.dat")
-		   << " using 2:xtic(1) title 'xiw', '' using 3 title 'siw'\n";
-		return gp.str();
+		if (std::isfinite(tcpz))
+			gp << ", " << Num(tcpz, 1) << " with lines lc 'black' dt 3 title 'TCP (iperf3 -Z)'";
+		gp << "\nset output " << gnuplot_quote(base + "-lat.png") << "\n"
+		   << "set ylabel 'microseconds (typical)'\n"
+		   << "set title " << gnuplot_quote("perftest latency, " + title) << "\n";
+		curves(base + "-lat.dat");
+		gp << "\n";
 	}
 
 private:
 	const Data &d_;
 };
+
+// The suffix of a topology's files: "-NAME", nothing for an unnamed one.
+std::string Suffix(const std::string &name)
+{
+	return name.empty() ? "" : "-" + name;
+}
 
 } // namespace
 
@@ -291,6 +481,16 @@ bool parse(const std::string &path, Data *d, std::string *why)
 			*why = path + ":" + std::to_string(lineno) + ": not a number: " + f[5];
 			return false;
 		}
+		if (f[4] == "cpu_s" || f[4] == "bytes") {
+			Work &w = d->work[{ f[0], f[1], long(*size), int(*rep) }];
+
+			// Each guest of the wire has its own CPU time.
+			if (f[4] == "cpu_s")
+				w.cpu_s += *v;
+			else
+				w.bytes = *v;
+			continue;
+		}
 		d->values[{ f[0], f[1], f[4], long(*size) }].push_back(*v);
 	}
 	return true;
@@ -320,26 +520,72 @@ std::string compare(const Data &d, const std::string &a, const std::string &b)
 	return o.str();
 }
 
-std::string json(const Data &d, const std::string &kernel, const std::string &date)
+std::vector<double> cpu_per_gb(const Data &d, const std::string &drv, const std::string &test,
+			       long size)
 {
-	// Bytes that are not UTF-8 (a tool's raw output in a reason) become
-	// U+FFFD instead of making dump() throw.
-	return Report(d).Json(kernel, date).dump(2, ' ', false,
-						  nlohmann::json::error_handler_t::replace) + "\n";
+	std::vector<double> v;
+
+	for (auto &[k, w] : d.work)
+		if (k.driver == drv && k.test == test && k.size == size && w.bytes > 0 &&
+		    w.cpu_s > 0)
+			v.push_back(w.cpu_s / (w.bytes / 1e9));
+	return v;
 }
 
-std::string markdown(const Data &d, const std::string &kernel, const std::string &date,
-		     const std::string &proto)
+std::string json(const std::vector<Topology> &run, const std::string &kernel,
+		 const std::string &date)
 {
-	std::ostringstream o;
+	nlohmann::ordered_json j, topos = nlohmann::ordered_json::array();
 
-	Report(d).Markdown(o, kernel, date, proto);
+	for (auto &t : run)
+		topos.push_back(Report(t.data).Json(t.name));
+	j["date"] = date;
+	j["kernel"] = kernel;
+	j["topologies"] = std::move(topos);
+	// Bytes that are not UTF-8 (a tool's raw output in a reason) become
+	// U+FFFD instead of making dump() throw.
+	return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string markdown(const std::vector<Topology> &run, const std::string &kernel,
+		     const std::string &date, const std::string &proto)
+{
+	std::ostringstream o, body;
+	std::vector<Tally> tally(run.size());
+
+	for (size_t i = 0; i < run.size(); i++) {
+		body << "\n## " << Describe(run[i].name) << "\n\n";
+		Report(run[i].data).Section(body, run[i].name, &tally[i]);
+	}
+	o << "# xiw benchmark, " << date << ", kernel " << kernel << "\n\n"
+	  << "qemu TCG guests with 2 vCPUs, xiw and siw devices on the same netdevs in turn\n"
+	  << "and raw TCP after them, in one run per topology; medians of every repetition.\n"
+	  << "Ratios are xiw over siw (and xiw over raw TCP) from the same run.  A missed\n"
+	  << "target shows its ratio in red; below the floor means worse than siw.\n\n"
+	  << "| topology | targets met | missed | below the floor |\n|---|---|---|---|\n";
+	for (size_t i = 0; i < run.size(); i++)
+		o << "| " << (run[i].name.empty() ? "-" : run[i].name) << " | " << tally[i].met << " | "
+		  << tally[i].missed << " | " << tally[i].below_floor << " |\n";
+	o << body.str();
+	if (!proto.empty())
+		o << "\n## Protocol core (userspace, this host's CPU)\n\n```\n" << proto << "```\n";
 	return o.str();
 }
 
-std::string plots(const Data &d, const std::string &prefix)
+std::string plots(const std::vector<Topology> &run, const std::string &prefix)
 {
-	return Report(d).Plots(prefix);
+	std::ostringstream gp;
+
+	gp << "set terminal pngcairo size 1000,600\nset datafile missing 'null'\n"
+	   << "set logscale x 2\n";
+	for (auto &t : run) {
+		// The title: the description up to its first colon.
+		std::string d = Describe(t.name);
+
+		if (!Report(t.data).IsNvme())
+			Report(t.data).Plots(prefix + Suffix(t.name), d.substr(0, d.find(':')), gp);
+	}
+	return gp.str();
 }
 
 std::string gnuplot_quote(const std::string &s)
