@@ -42,7 +42,8 @@
 #            stops them.  cleanup stops whatever a case left running when
 #            it ends, before its objects go: scripts set no trap for it.
 # Sockets:   listening PORT [NETNS], not_listening PORT [NETNS].
-# Storage:   nvmet_rdma_up/down, nvme_ns_dev, nvme_ctrl_gone (NVMe-oF);
+# Storage:   nvmet_rdma_up/down, nvmet_up (any transport), nvme_ns_dev,
+#            nvme_ctrl_gone (NVMe-oF);
 #            iser_target_up/down, iscsid_up, iser_login/logout/forget,
 #            iser_disk, iser_session (iSER); ksmbd_up/down,
 #            smb_rdma_mount (SMB Direct); connected_ids DEV IDS;
@@ -704,7 +705,13 @@ XIW_CONFIGFS=/sys/kernel/config
 # NQN that any host may use, namespace 1 on PATH (a block device or a
 # file; "buffered": through the page cache, for a file on tmpfs, which
 # has no O_DIRECT before 6.6), exported on RDMA port PORTID at ADDR:PORT.
-nvmet_rdma_up() {
+# nvmet_up TRTYPE NQN ... does the same on a port of transport TRTYPE
+# (rdma, tcp).
+nvmet_rdma_up() { nvmet_up rdma "$@"; }
+
+nvmet_up() {
+	local trtype=$1
+	shift
 	local s=$XIW_CONFIGFS/nvmet/subsystems/$1 p=$XIW_CONFIGFS/nvmet/ports/$2
 	xrun mkdir "$s" || return 1
 	echo 1 >"$s/attr_allow_any_host"
@@ -713,15 +720,15 @@ nvmet_rdma_up() {
 	[ "${6:-}" != buffered ] || echo 1 >"$s/namespaces/1/buffered_io"
 	echo 1 >"$s/namespaces/1/enable"
 	xrun mkdir "$p" || return 1
-	echo rdma >"$p/addr_trtype"
+	echo "$trtype" >"$p/addr_trtype"
 	echo ipv4 >"$p/addr_adrfam"
 	echo "$3" >"$p/addr_traddr"
 	echo "$4" >"$p/addr_trsvcid"
 	xrun ln -s "$s" "$p/subsystems/$1"
 }
 
-# nvmet_rdma_down NQN PORTID: remove what nvmet_rdma_up made (what is
-# there of it).
+# nvmet_rdma_down NQN PORTID: remove what nvmet_rdma_up or nvmet_up made
+# (what is there of it).
 nvmet_rdma_down() {
 	local s=$XIW_CONFIGFS/nvmet/subsystems/$1 p=$XIW_CONFIGFS/nvmet/ports/$2
 	[ -L "$p/subsystems/$1" ] && rm -f "$p/subsystems/$1"

@@ -2,46 +2,61 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Guest half of `make bench` (tests/vm/bench) and of `make bench-focus`
-# (tests/vm/bench-focus): xiw against siw against raw TCP in one VM run,
-# on one of two topologies (BENCH_TOPO):
+# (tests/vm/bench-focus): xiw against siw against raw TCP, on one of four
+# topologies (BENCH_TOPO):
 #
 #   veth (default): two network namespaces joined by one veth pair
 #     ns A: bna0 192.0.2.1/24  <-- veth (MTU BENCH_MTU, 1500) -->  ns B: bnb0 192.0.2.2/24
+#   veth9000: the same with jumbo frames (MTU 9000), as iWARP adapters
+#     are usually deployed
 #   dummy: one device on a dummy netdev, both ends on it: the TCP goes
 #     over lo (MTU 64 KiB)
 #     ns A: bnd0 192.0.2.1/24, server and client
+#   wire: two guests (tests/vm/run --wire), the NIC whose address is
+#     BENCH_WIRE_MAC (virtio-net, MTU BENCH_MTU) moved into ns A of guest
+#     a (BENCH_ROLE=a: every server) or ns B of guest b (BENCH_ROLE=b:
+#     every client); the two walk the same steps and meet before and
+#     after each (wire_meet, tests/vm/wire-lib.sh)
 #
-# In each repetition xiw, then siw on the very same veths, runs perftest
+# In each repetition xiw, then siw on the very same netdevs, runs perftest
 # over RDMA CM (-R): ib_write_bw, ib_read_bw, ib_send_bw at several sizes,
 # ib_write_lat, ib_read_lat, ib_send_lat at 64 B, 4 KiB and 64 KiB, and
-# cmtime for the connection setup rate, and the scale points: BENCH_SCALE
-# (default 1024) connections open at once through xiw-scale, and
-# BENCH_SCALE_SMALL (default 32), a count siw takes too, each with the
-# kernel memory they take (Slab and VmallocUsed from /proc/meminfo, while
-# all are up, less before; both ends are in this VM, so per QP is the
-# delta over 2N), after all repetitions; then iperf3 (plain and -Z) for
-# raw TCP.  Every point
-# runs BENCH_REPS times (cmtime BENCH_CM_REPS times in each, the scale
-# points once).  Output: one tab-separated line
-# per measurement on OUT:
+# cmtime for the connection setup rate; then the CPU points: Write, Read
+# and Send of 64 KiB through xiw-perf with both ends sleeping on
+# completion events, where perftest would poll (see cpu_point), for the
+# CPU time the transfer costs (cpu_s: busy time of all CPUs of the guest
+# over the transfer; bytes: what it moved).  After all repetitions the
+# scale points (not on the wire): BENCH_SCALE (default 1024) connections
+# open at once through xiw-scale, and BENCH_SCALE_SMALL (default 32), a
+# count siw takes too, each with the kernel memory they take (Slab and
+# VmallocUsed from /proc/meminfo, while all are up, less before; both
+# ends are in this VM, so per QP is the delta over 2N); then iperf3
+# (plain and -Z) for raw TCP, with the CPU time over the steady middle of
+# its run (see run_tcp).  Every point runs BENCH_REPS times (cmtime
+# BENCH_CM_REPS times in each, the scale points once).
+# Output: one tab-separated line per measurement on OUT:
 #   <driver> <test> <size> <rep> <metric> <value>
 # metrics: bw_MBps (MB/s, 10^6), mpps, lat_typ_us, lat_avg_us, conn_per_s,
-# slab_KiB_per_qp, vmalloc_KiB_per_qp, and tcp_MBps for iperf3.  Failures are recorded as "fail" lines, never
-# silently dropped.
+# slab_KiB_per_qp, vmalloc_KiB_per_qp, tcp_MBps for iperf3, cpu_s and
+# bytes.  On the wire guest b records the measurements and guest a its
+# own cpu_s and the failures of its servers.  Failures are recorded as
+# "fail" lines, never silently dropped.
 #
-# BENCH_POINTS ("TOOL:SIZE ...", e.g. "ib_write_lat:64 ib_write_bw:65536")
-# runs only those perftest points, each BENCH_REPS times with the drivers
-# taking turns, and no cmtime, scale or iperf3 points.  BENCH_PROFILE=1
-# then runs every point once more per driver under `perf stat -a` and once
-# under `perf record -a -g` and prints what they saw (scheduler and
-# workqueue events, the hottest symbols) on stderr; those runs' numbers are
-# printed, not recorded.  BENCH_XIW_B (a second xiw.ko) adds driver
-# "xiwb" to the turns: see xiw_use below.
+# BENCH_POINTS ("TOOL:SIZE ...", e.g. "ib_write_lat:64 ib_write_bw:65536",
+# and cpu:write, cpu:read, cpu:send for a CPU point) runs only those
+# points, each BENCH_REPS times with the drivers taking turns, and no
+# cmtime, scale or iperf3 points.  BENCH_PROFILE=1 then runs every
+# perftest point once more per driver under `perf stat -a` and once under
+# `perf record -a -g` and prints what they saw (scheduler and workqueue
+# events, the hottest symbols) on stderr; those runs' numbers are
+# printed, not recorded (not on the wire).  BENCH_XIW_B (a second xiw.ko)
+# adds driver "xiwb" to the turns: see xiw_use below.
 set -uo pipefail
 
 out=$1
 reps=${BENCH_REPS:-3}
 topo=${BENCH_TOPO:-veth}
+role=${BENCH_ROLE:-}
 points=${BENCH_POINTS:-}
 A=192.0.2.1
 B=192.0.2.2
@@ -52,8 +67,15 @@ DEV_A=bench_a
 DEV_B=bench_b
 BW_SIZES=${BENCH_BW_SIZES:-"64 4096 65536 1048576 8388608"}
 LAT_SIZES=${BENCH_LAT_SIZES:-"64 4096 65536"}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$here/wire-lib.sh"
 : >"$out"
+hz=$(getconf CLK_TCK)
+# A server waits this long for its client; on the wire the client's
+# guest may still be booting when the first one starts.
+srv_timeout=120
+[ -z "$role" ] || srv_timeout=900
 
 log() { echo "bench: $*" >&2; }
 record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$out"; }
@@ -90,7 +112,8 @@ if [ -n "${BENCH_XIW_B:-}" ]; then
 	log "xiw A: $a ($(sha256sum <"$a" | cut -c1-12)), B: $BENCH_XIW_B ($(sha256sum <"$BENCH_XIW_B" | cut -c1-12))"
 fi
 
-# topo_veth: ns A and ns B joined by one veth pair, a device on each end.
+# topo_veth MTU: ns A and ns B joined by one veth pair, a device on each
+# end.
 topo_veth() {
 	modprobe veth
 	ip netns add $NSA
@@ -100,8 +123,8 @@ topo_veth() {
 	ip -n $NSA addr add $A/24 dev bna0
 	ip -n $NSB addr add $B/24 dev bnb0
 	for ns in $NSA $NSB; do ip -n $ns link set lo up; done
-	ip -n $NSA link set bna0 mtu "${BENCH_MTU:-1500}" up
-	ip -n $NSB link set bnb0 mtu "${BENCH_MTU:-1500}" up
+	ip -n $NSA link set bna0 mtu "$1" up
+	ip -n $NSB link set bnb0 mtu "$1" up
 	NETDEV_A=bna0 NETDEV_B=bnb0
 }
 
@@ -117,12 +140,77 @@ topo_dummy() {
 	NSB=$NSA DEV_B=$DEV_A NETDEV_A=bnd0 NETDEV_B=
 }
 
-case $topo in
-veth) topo_veth ;;
-dummy) topo_dummy ;;
-*) log "unknown BENCH_TOPO $topo (veth or dummy)"; exit 2 ;;
+# topo_wire: this guest's end of the wire in its namespace (ns A for
+# guest a, ns B for guest b), a device on it.
+topo_wire() {
+	local nic ns=$NSA addr=$A name=bna0
+	[ "$role" = b ] && ns=$NSB addr=$B name=bnb0
+	nic=$(wire_nic "${BENCH_WIRE_MAC:-}")
+	[ -n "$nic" ] || { log "no NIC with address ${BENCH_WIRE_MAC:-(BENCH_WIRE_MAC unset)}"; exit 1; }
+	ip netns add $ns
+	ip link set "$nic" down
+	ip link set "$nic" netns $ns
+	ip -n $ns link set "$nic" name $name
+	ip -n $ns addr add $addr/24 dev $name
+	ip -n $ns link set lo up
+	ip -n $ns link set $name mtu "${BENCH_MTU:-1500}" up
+	if [ "$role" = a ]; then
+		NETDEV_A=$name NETDEV_B=
+	else
+		NETDEV_A= NETDEV_B=$name
+	fi
+}
+
+case $topo:$role in
+veth:) topo_veth "${BENCH_MTU:-1500}" ;;
+veth9000:) topo_veth 9000 ;;
+dummy:) topo_dummy ;;
+wire:a | wire:b) topo_wire ;;
+wire:*) log "BENCH_TOPO=wire wants BENCH_ROLE a or b"; exit 2 ;;
+*:?*) log "BENCH_ROLE is for BENCH_TOPO=wire"; exit 2 ;;
+*) log "unknown BENCH_TOPO $topo (veth, veth9000, dummy or wire)"; exit 2 ;;
 esac
-log "topology $topo"
+log "topology $topo${role:+, guest $role}"
+
+# Whether this guest runs the servers (ns A) and the clients (ns B):
+# both, but on the wire one each.
+srv_here() { [ "$role" != b ]; }
+cli_here() { [ "$role" != a ]; }
+
+# Each step's ports: PORT for its server, PORT+1 and PORT+2 for the two
+# guests of the wire to meet when the server listens and when the client
+# is done.  Both guests count the same steps.
+step=0
+next_port() { step=$((step + 1)); PORT=$((20000 + 3 * step)); }
+
+# meet PORT: on the wire, wait for the other guest there (tests/vm/wire-lib.sh);
+# a guest that is not met gives up the run, its steps no longer pair.
+meet() {
+	local ns=$NSA
+	[ -n "$role" ] || return 0
+	[ "$role" = b ] && ns=$NSB
+	ip netns exec $ns bash -c '. "$1"; shift; wire_meet "$@"' - "$here/wire-lib.sh" \
+		"$role" $A "$1" 900 && return 0
+	record "${drv:-setup}" meet "$1" 0 fail "guest $role: the other guest did not come to step $step"
+	log "the other guest did not come to step $step: giving up"
+	exit 1
+}
+
+# srv_end PID GRACE: the server ends with its client; it gets GRACE
+# seconds for that, then it is stopped (cmtime serves until it is).
+srv_end() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# busy: CPU time all CPUs of this guest spent outside the idle task so
+# far (user, nice, system, irq, softirq, steal), in ticks of 1/hz s.
+busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 
 # perftest's server listens on the wildcard address, and RDMA CM repeats
 # such a listen on every RDMA device.  siw opens each repeat in the
@@ -149,20 +237,20 @@ dev_down() {	# NAME
 	done
 }
 
-# devs_up DRIVER / devs_down: the topology's devices of DRIVER (xiwb:
-# xiw's link type, with build B loaded).
+# devs_up DRIVER / devs_down: the devices of DRIVER on this guest's
+# netdevs of the topology (xiwb: xiw's link type, with build B loaded).
 devs_up() {
 	local type=$1
 	case $1 in
 	xiw) xiw_use a || return 1 ;;
 	xiwb) xiw_use b || return 1; type=xiw ;;
 	esac
-	dev_up $DEV_A "$type" $NSA $NETDEV_A || return 1
+	[ -z "$NETDEV_A" ] || dev_up $DEV_A "$type" $NSA $NETDEV_A || return 1
 	[ -z "$NETDEV_B" ] || dev_up $DEV_B "$type" $NSB $NETDEV_B
 }
 
 devs_down() {
-	dev_down $DEV_A
+	[ -z "$NETDEV_A" ] || dev_down $DEV_A
 	[ -z "$NETDEV_B" ] || dev_down $DEV_B
 }
 
@@ -186,44 +274,105 @@ wait_listen() {
 
 # perf DRIVER TOOL SIZE REP ITERS: one perftest run; records its numbers.
 perf() {
-	local tool=$2 size=$3 rep=$4 iters=$5 port=$((18515 + RANDOM % 1000))
-	local srv so=/tmp/bench.srv cl=/tmp/bench.cl line
-	local -a common=(-R -d $DEV_A -p "$port" -s "$size" -n "$iters" -F)
-	ip netns exec $NSA timeout 120 "$tool" "${common[@]}" >"$so" 2>&1 &
-	srv=$!
-	if ! wait_listen "$port" "$srv"; then
-		record "$drv" "$tool" "$size" "$rep" fail "server did not listen"
-		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
-		return
+	local tool=$2 size=$3 rep=$4 iters=$5 test=$2
+	local srv= so=/tmp/bench.srv cl=/tmp/bench.cl line ok=1
+	next_port
+	local -a common=(-R -d $DEV_A -p "$PORT" -s "$size" -n "$iters" -F)
+	if srv_here; then
+		ip netns exec $NSA timeout "$srv_timeout" "$tool" "${common[@]}" >"$so" 2>&1 &
+		srv=$!
+		if ! wait_listen "$PORT" "$srv"; then
+			record "$drv" "$test" "$size" "$rep" fail "server did not listen"
+			kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+			srv= ok=0
+		fi
 	fi
-	common[2]=$DEV_B
-	if ! "${client_wrap[@]}" ip netns exec $NSB timeout 120 "$tool" "${common[@]}" $A >"$cl" 2>&1; then
-		record "$drv" "$tool" "$size" "$rep" fail "client failed"
-		sed 's/^/bench:   /' "$cl" | tail -n 5 >&2
-		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
-		return
+	meet $((PORT + 1))
+	if cli_here && ((ok)); then
+		common[2]=$DEV_B
+		if ! "${client_wrap[@]}" ip netns exec $NSB timeout 120 "$tool" "${common[@]}" $A >"$cl" 2>&1; then
+			record "$drv" "$test" "$size" "$rep" fail "client failed"
+			sed 's/^/bench:   /' "$cl" | tail -n 5 >&2
+			ok=0
+			[ -z "$srv" ] || kill "$srv" 2>/dev/null
+		fi
 	fi
-	wait "$srv" 2>/dev/null
+	meet $((PORT + 2))
+	[ -z "$srv" ] || srv_end "$srv" 30
+	cli_here && ((ok)) || return
 	# The data line: the first field is the size, the rest numbers.
 	line=$(awk -v s="$size" '$1 == s && NF >= 4 { print; exit }' "$cl")
 	if [ -z "$line" ]; then
-		record "$drv" "$tool" "$size" "$rep" fail "no result line"
+		record "$drv" "$test" "$size" "$rep" fail "no result line"
 		return
 	fi
 	case $tool in
 	*_bw)
 		# bytes iterations BW_peak BW_average MsgRate
 		set -- $line
-		record "$drv" "$tool" "$size" "$rep" bw_MBps "$4"
-		record "$drv" "$tool" "$size" "$rep" mpps "$5"
+		if [ "$(awk -v b="$4" 'BEGIN { print (b > 0) }')" != 1 ]; then
+			record "$drv" "$test" "$size" "$rep" fail "perftest reported $4 MB/s"
+			sed 's/^/bench:   /' "$cl" | tail -n 12 >&2
+			return
+		fi
+		record "$drv" "$test" "$size" "$rep" bw_MBps "$4"
+		record "$drv" "$test" "$size" "$rep" mpps "$5"
 		;;
 	*_lat)
 		# bytes iterations t_min t_max t_typical t_avg t_stdev p99 p99.9
 		set -- $line
-		record "$drv" "$tool" "$size" "$rep" lat_typ_us "$5"
-		record "$drv" "$tool" "$size" "$rep" lat_avg_us "$6"
+		record "$drv" "$test" "$size" "$rep" lat_typ_us "$5"
+		record "$drv" "$test" "$size" "$rep" lat_avg_us "$6"
 		;;
 	esac
+}
+
+# cpu_point TEST REP: the CPU point of TEST (write, read or send):
+# xiw-perf moves BENCH_CPU_ITERS (1000) messages of 64 KiB, both ends
+# sleeping on completion events (-e) where perftest would poll, and each
+# end reports the busy time of its guest over the transfer (-U).  In one
+# guest the client's covers both ends; on the wire each guest records its
+# own.  Recorded as test xiw-perf-TEST: cpu_s, bytes, bw_MBps.
+cpu_point() {
+	local t=$1 rep=$2 test=xiw-perf-$1 srv= ok=1 line busy
+	local tool=$top/build/userspace/tools/xiw-perf iters=${BENCH_CPU_ITERS:-1000}
+	next_port
+	if srv_here; then
+		ip netns exec $NSA timeout "$srv_timeout" "$tool" -a $A -p "$PORT" -e -U \
+			-T "$srv_timeout" >/tmp/bench.xp.srv 2>&1 &
+		srv=$!
+		if ! wait_listen "$PORT" "$srv"; then
+			record "$drv" "$test" 65536 "$rep" fail "server did not listen: $(tail -n 1 /tmp/bench.xp.srv)"
+			kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+			srv= ok=0
+		fi
+	fi
+	meet $((PORT + 1))
+	if cli_here && ((ok)) &&
+		! ip netns exec $NSB timeout 180 "$tool" -c $A -p "$PORT" -t "$t" -s 65536 \
+			-n "$iters" -e -U -D 100 >/tmp/bench.xp 2>&1; then
+		record "$drv" "$test" 65536 "$rep" fail "client failed: $(tail -n 1 /tmp/bench.xp)"
+		ok=0
+	fi
+	meet $((PORT + 2))
+	[ -z "$srv" ] || srv_end "$srv" 30
+	((ok)) || return
+	if [ "$role" = a ]; then
+		busy=$(sed -n 's/.* busy \([0-9.]*\) s$/\1/p' /tmp/bench.xp.srv)
+		[ -n "$busy" ] || { record "$drv" "$test" 65536 "$rep" fail "no server result"; return; }
+		record "$drv" "$test" 65536 "$rep" cpu_s "$busy"
+		return
+	fi
+	# xiw-perf: write bw 65536 B x 1000, window 16: 123.45 MB/s ... busy 0.812 s
+	line=$(grep -m1 ' bw 65536 B x ' /tmp/bench.xp)
+	busy=$(sed -n 's/.* busy \([0-9.]*\) s$/\1/p' <<<"$line")
+	if [ -z "$busy" ]; then
+		record "$drv" "$test" 65536 "$rep" fail "no result line"
+		return
+	fi
+	record "$drv" "$test" 65536 "$rep" cpu_s "$busy"
+	record "$drv" "$test" 65536 "$rep" bytes $((65536 * iters))
+	record "$drv" "$test" 65536 "$rep" bw_MBps "$(sed -n 's/.*: \([0-9.]*\) MB\/s.*/\1/p' <<<"$line")"
 }
 
 # SIZE TOOL: iterations that keep one run short under TCG.  Small messages
@@ -240,23 +389,28 @@ iters_for() {
 # conn_rate DRIVER REP N: cmtime sets up and tears down N connections;
 # connect rate from its "connect" step total.
 conn_rate() {
-	local rep=$2 n=$3 port=$((19515 + RANDOM % 1000)) srv total lost
-	ip netns exec $NSA timeout 180 cmtime -b $A -p "$port" -c "$n" >/tmp/bench.cm.srv 2>&1 &
-	srv=$!
-	if ! wait_listen "$port" "$srv"; then
-		record "$drv" cmtime "$n" "$rep" fail "server did not listen"
-		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
-		return
+	local rep=$2 n=$3 srv= total lost ok=1
+	next_port
+	if srv_here; then
+		ip netns exec $NSA timeout "$srv_timeout" cmtime -b $A -p "$PORT" -c "$n" >/tmp/bench.cm.srv 2>&1 &
+		srv=$!
+		if ! wait_listen "$PORT" "$srv"; then
+			record "$drv" cmtime "$n" "$rep" fail "server did not listen"
+			kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+			srv= ok=0
+		fi
 	fi
-	if ! ip netns exec $NSB timeout 180 cmtime -s $A -p "$port" -c "$n" >/tmp/bench.cm 2>&1; then
+	meet $((PORT + 1))
+	if cli_here && ((ok)) &&
+		! ip netns exec $NSB timeout 180 cmtime -s $A -p "$PORT" -c "$n" >/tmp/bench.cm 2>&1; then
 		record "$drv" cmtime "$n" "$rep" fail "client failed"
 		tail -n 5 /tmp/bench.cm | sed 's/^/bench:   /' >&2
-		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
-		return
+		ok=0
 	fi
+	meet $((PORT + 2))
 	# cmtime's server serves on until it is stopped.
-	kill "$srv" 2>/dev/null
-	wait "$srv" 2>/dev/null
+	[ -z "$srv" ] || srv_end "$srv" 0
+	cli_here && ((ok)) || return
 	# A table of steps ("connect : <total> <max> <min> <per conn>"); its
 	# header says whether the total is in ms or us.
 	sed 's/^/bench:   cmtime: /' /tmp/bench.cm >&2
@@ -339,12 +493,21 @@ run_points() {
 	if ! devs_up "$drv"; then
 		log "$drv: cannot create devices"
 		record "$drv" setup 0 "$rep" fail "rdma link add failed"
-		devs_down
-		return
+		# On the wire the other guest expects every step: walk them,
+		# each fails.
+		if [ -z "$role" ]; then
+			devs_down
+			return
+		fi
 	fi
 	if [ -n "$points" ]; then
 		for p in $points; do
 			tool=${p%%:*} size=${p#*:}
+			if [ "$tool" = cpu ]; then
+				log "$drv rep $rep: CPU time of $size 64 KiB"
+				cpu_point "$size" "$rep"
+				continue
+			fi
 			log "$drv rep $rep: $tool $size"
 			perf "$drv" "$tool" "$size" "$rep" "$(iters_for "$size" "$tool")"
 		done
@@ -362,6 +525,10 @@ run_points() {
 			log "$drv rep $rep: $tool $size"
 			perf "$drv" "$tool" "$size" "$rep" "$(iters_for "$size" "$tool")"
 		done
+	done
+	for t in write read send; do
+		log "$drv rep $rep: CPU time of $t 64 KiB"
+		cpu_point "$t" "$rep"
 	done
 	log "$drv rep $rep: cmtime"
 	# BENCH_CONNS_SMALL (default 32) is a count siw sets up in full; at
@@ -409,6 +576,7 @@ profile() {
 	out=/tmp/bench.profile.tsv
 	for p in $points; do
 		tool=${p%%:*} size=${p#*:}
+		[ "$tool" != cpu ] || continue
 		: >"$out"
 		client_wrap=(command perf stat -a -x, -o "$st" -e "$(IFS=,; echo "${ev[*]}")" --)
 		perf "$drv" "$tool" "$size" p "$(iters_for "$size" "$tool")"
@@ -439,35 +607,73 @@ profile() {
 	devs_down
 }
 
+# run_tcp: iperf3 plain and with -Z (zero-copy send), BENCH_TCP_SECONDS
+# (5) each, BENCH_REPS times: the rate the receiver saw, and the CPU time
+# of the guest over the middle of the run (from its first second to its
+# last, where the transfer is steady; on the wire each guest its own) with
+# the bytes the receiver's rate moves in that time.
 run_tcp() {
-	local rep z port=5201 srv bps
+	local rep z srv cli ok c0 c1 res test secs=${BENCH_TCP_SECONDS:-5}
+	local win=$((secs - 2))
+	((win >= 1)) || win=1
+	drv=tcp
 	for rep in $(seq "$reps"); do
 		for z in "" -Z; do
-			ip netns exec $NSA iperf3 -s -1 -B $A -p $port >/dev/null 2>&1 &
-			srv=$!
-			wait_listen $port "$srv" || { record tcp "iperf3$z" 0 "$rep" fail "no server"; continue; }
-			log "tcp rep $rep: iperf3 $z"
-			bps=$(ip netns exec $NSB iperf3 -c $A -p $port -t "${BENCH_TCP_SECONDS:-5}" $z -J 2>/dev/null |
-				awk -F'[:,]' '/"sum_received"/ { f = 1 } f && /"bits_per_second"/ { print $2; exit }')
-			wait "$srv" 2>/dev/null
-			if [ -n "$bps" ]; then
-				record tcp "iperf3${z}" 0 "$rep" tcp_MBps "$(awk -v b="$bps" 'BEGIN { printf "%.1f", b / 8e6 }')"
-			else
-				record tcp "iperf3${z}" 0 "$rep" fail "no result"
+			test=iperf3$z srv= cli= ok=1
+			next_port
+			if srv_here; then
+				ip netns exec $NSA timeout "$srv_timeout" iperf3 -s -1 -B $A -p "$PORT" >/dev/null 2>&1 &
+				srv=$!
+				if ! wait_listen "$PORT" "$srv"; then
+					record tcp "$test" 0 "$rep" fail "no server"
+					kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+					srv= ok=0
+				fi
 			fi
+			meet $((PORT + 1))
+			if cli_here && ((ok)); then
+				log "tcp rep $rep: iperf3 $z"
+				ip netns exec $NSB iperf3 -c $A -p "$PORT" -t "$secs" $z -J >/tmp/bench.tcp 2>/dev/null &
+				cli=$!
+			fi
+			sleep 1
+			c0=$(busy)
+			sleep "$win"
+			c1=$(busy)
+			if [ -n "$cli" ]; then
+				wait "$cli"
+				# The receiver's rate, bits per second.
+				res=$(python3 -c 'import json, sys
+print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"])' </tmp/bench.tcp 2>/dev/null)
+				[ -n "$res" ] || { record tcp "$test" 0 "$rep" fail "no result"; ok=0; }
+			fi
+			meet $((PORT + 2))
+			[ -z "$srv" ] || srv_end "$srv" 30
+			((ok)) || continue
+			record tcp "$test" 0 "$rep" cpu_s "$(awk -v t=$((c1 - c0)) -v hz="$hz" 'BEGIN { printf "%.3f", t / hz }')"
+			cli_here || continue
+			record tcp "$test" 0 "$rep" tcp_MBps "$(awk -v b="$res" 'BEGIN { printf "%.1f", b / 8e6 }')"
+			record tcp "$test" 0 "$rep" bytes "$(awk -v b="$res" -v w="$win" 'BEGIN { printf "%.0f", b / 8 * w }')"
 		done
 	done
 }
 
-# The first address resolution must not pay for the neighbour entry.
-ip netns exec $NSB ping -c 1 -W 2 $A >/dev/null 2>&1 || log "no ping from ns B to $A"
+# The first address resolution must not pay for the neighbour entry (on
+# the wire the other guest may still be booting).
+if cli_here; then
+	for _ in $(seq 60); do
+		ip netns exec $NSB ping -c 1 -W 2 $A >/dev/null 2>&1 && break
+		[ -n "$role" ] || { log "no ping from ns B to $A"; break; }
+	done
+fi
 # The guest's root is this machine's, over 9p: whichever driver runs a
 # tool first would pay for faulting its pages in (a first cmtime
 # connection took 77-186 ms against 21-36 ms warm).  Read the tools and
 # the verbs libraries once up front, so that both drivers start warm.
 warm=()
 for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat \
-	 ib_send_lat cmtime iperf3 "$top/build/userspace/tools/xiw-scale"; do
+	 ib_send_lat cmtime iperf3 "$top/build/userspace/tools/xiw-scale" \
+	 "$top/build/userspace/tools/xiw-perf"; do
 	t=$(command -v "$t") && warm+=("$t")
 done
 warm+=(/usr/lib/*-linux-gnu/libibverbs.so.* /usr/lib/*-linux-gnu/librdmacm.so.* \
@@ -485,28 +691,35 @@ for rep in $(seq "$reps"); do
 		run_points "$d" "$rep"
 	done
 done
+# netns_del: this guest's namespaces (the wire's NIC goes back to the
+# initial one).
+netns_del() {
+	ip netns del $NSA 2>/dev/null
+	[ "$NSB" = "$NSA" ] || ip netns del $NSB 2>/dev/null
+}
 if [ -n "$points" ]; then
-	if [ "${BENCH_PROFILE:-0}" = 1 ]; then
+	if [ "${BENCH_PROFILE:-0}" = 1 ] && [ -z "$role" ]; then
 		mountpoint -q /sys/kernel/tracing ||
 			mount -t tracefs nodev /sys/kernel/tracing
 		for d in $drivers; do
 			profile "$d"
 		done
 	fi
-	ip netns del $NSA
-	[ "$NSB" = "$NSA" ] || ip netns del $NSB
+	netns_del
 	log "done: $(grep -c . "$out") lines, $(grep -c "	fail	" "$out") failures"
 	exit 0
 fi
 # siw stops short of 1024 connections in one process (see
 # Documentation/performance.rst): the small point compares memory per QP.
-for n in ${BENCH_SCALE_SMALL:-32} ${BENCH_SCALE:-1024}; do
-	for d in $drivers; do
-		run_scale "$d" "$n"
+# Memory per QP wants both ends in one guest: not on the wire.
+if [ -z "$role" ]; then
+	for n in ${BENCH_SCALE_SMALL:-32} ${BENCH_SCALE:-1024}; do
+		for d in $drivers; do
+			run_scale "$d" "$n"
+		done
 	done
-done
+fi
 run_tcp
 
-ip netns del $NSA
-[ "$NSB" = "$NSA" ] || ip netns del $NSB
+netns_del
 log "done: $(grep -c . "$out") lines, $(grep -c "	fail	" "$out") failures"
