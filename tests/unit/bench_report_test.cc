@@ -150,7 +150,8 @@ TEST(BenchReport, MarkdownHasASectionPerTopologyAndTalliesTargets)
 				      "xiw\tib_write_lat\t64\t1\tlat_typ_us\t50\n"
 				      "siw\tib_write_lat\t64\t1\tlat_typ_us\t40\n"
 				      "xiw\tib_write_bw\t8388608\t1\tbw_MBps\t10\n"
-				      "siw\tib_write_bw\t8388608\t1\tbw_MBps\t100\n");
+				      "siw\tib_write_bw\t8388608\t1\tbw_MBps\t100\n"
+				      "siw\tcmtime\t100\t2\tfail\t29 of 100 not set up\n");
 	TempFile wire("sec-wire.tsv", "xiw\tib_send_lat\t64\t1\tlat_typ_us\t36\n"
 				      "siw\tib_send_lat\t64\t1\tlat_typ_us\t40\n"
 				      "xiw\tib_send_bw\t65536\t1\tbw_MBps\t90\n"
@@ -186,6 +187,8 @@ TEST(BenchReport, MarkdownHasASectionPerTopologyAndTalliesTargets)
 	EXPECT_NE(std::string::npos,
 		  md.find("| ib_send_bw, 64 KiB | 90.0 | 100.0 | 0.90x | >= 0.90x | met | 1.80x | 0.60x |"))
 		<< md;
+	// A failed cmtime run names its connection count, not a size.
+	EXPECT_NE(std::string::npos, md.find("- siw cmtime 100 connections rep 2: 29 of 100")) << md;
 	// The veth section comes first, and has no scale table without data.
 	EXPECT_LT(md.find("## veth pair"), md.find("## two VMs"));
 	EXPECT_EQ(std::string::npos, md.find("### Scale")) << md;

@@ -276,9 +276,14 @@ public:
 		if (d_.failures.empty())
 			return;
 		o << "\n### Runs that failed\n\n";
-		for (auto &f : d_.failures)
-			o << "- " << f.driver << " " << f.test << " " << SizeName(f.size) << " rep " << f.rep
-			  << ": " << f.reason << "\n";
+		for (auto &f : d_.failures) {
+			// cmtime's and the scale point's size is a connection count.
+			bool conns = f.test == "cmtime" || f.test == "scale";
+
+			o << "- " << f.driver << " " << f.test << " "
+			  << (conns ? std::to_string(f.size) + " connections" : SizeName(f.size))
+			  << " rep " << f.rep << ": " << f.reason << "\n";
+		}
 	}
 
 	// The section of one topology; its targets counted in @t.
