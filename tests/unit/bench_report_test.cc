@@ -288,7 +288,16 @@ TEST(BenchReport, PlotScriptQuotesThePrefix)
 	std::string prefix = ::testing::TempDir() + "xiw_bench_report_it's";
 
 	d.values[{ "xiw", "ib_write_bw", "bw_MBps", 65536 }] = { 1 };
-	std::string gp = xiw::bench::plots({ { "", d }, { "wire", d } }, prefix);
+	Data bw_only = d;
+	d.values[{ "siw", "ib_write_lat", "lat_typ_us", 64 }] = { 30 };
+	std::string gp = xiw::bench::plots({ { "", d }, { "wire", d }, { "veth", bw_only } }, prefix);
+
+	// A topology without latency points gets no latency plot: gnuplot
+	// fails one without a point.
+	EXPECT_NE(std::string::npos, gp.find(xiw::bench::gnuplot_quote(prefix + "-veth-bw.png"))) << gp;
+	EXPECT_EQ(std::string::npos, gp.find(prefix + "-veth-lat.png")) << gp;
+	unlink((prefix + "-veth-bw.dat").c_str());
+	unlink((prefix + "-veth-lat.dat").c_str());
 
 	for (std::string base : { prefix, prefix + "-wire" }) {
 		EXPECT_NE(std::string::npos,

@@ -375,9 +375,9 @@ public:
 	}
 
 	// A gnuplot data file: a row per message size of the @tools'
-	// @metric, xiw's three columns then siw's.
-	void Dat(const std::string &path, const char *const (&tools)[3],
-		 const std::string &metric) const
+	// @metric, xiw's three columns then siw's.  Returns the rows.
+	size_t Dat(const std::string &path, const char *const (&tools)[3],
+		   const std::string &metric) const
 	{
 		std::ofstream f(path);
 		std::set<long> sizes;
@@ -396,6 +396,7 @@ public:
 					f << " " << Num(Med(d, t, s, metric), 2);
 			f << "\n";
 		}
+		return sizes.size();
 	}
 
 	// gnuplot data for @base (-bw.dat, -lat.dat) and the script lines
@@ -417,21 +418,28 @@ public:
 				   << names[i % 3] << "'";
 		};
 
-		Dat(base + "-bw.dat", bwt, "bw_MBps");
-		Dat(base + "-lat.dat", latt, "lat_typ_us");
-		gp << "set output " << gnuplot_quote(base + "-bw.png") << "\n"
-		   << "set xlabel 'message size (bytes)'\nset ylabel 'MB/s'\nset key left top\n"
-		   << "set title " << gnuplot_quote("perftest bandwidth, " + title) << "\n";
-		curves(base + "-bw.dat");
-		if (std::isfinite(tcp))
-			gp << ", " << Num(tcp, 1) << " with lines lc 'black' title 'TCP (iperf3)'";
-		if (std::isfinite(tcpz))
-			gp << ", " << Num(tcpz, 1) << " with lines lc 'black' dt 3 title 'TCP (iperf3 -Z)'";
-		gp << "\nset output " << gnuplot_quote(base + "-lat.png") << "\n"
-		   << "set ylabel 'microseconds (typical)'\n"
-		   << "set title " << gnuplot_quote("perftest latency, " + title) << "\n";
-		curves(base + "-lat.dat");
-		gp << "\n";
+		// gnuplot fails a plot without a point: a run of some points
+		// only (bench-focus) draws what it has.
+		gp << "set xlabel 'message size (bytes)'\nset key left top\n";
+		if (Dat(base + "-bw.dat", bwt, "bw_MBps")) {
+			gp << "set output " << gnuplot_quote(base + "-bw.png") << "\n"
+			   << "set ylabel 'MB/s'\n"
+			   << "set title " << gnuplot_quote("perftest bandwidth, " + title) << "\n";
+			curves(base + "-bw.dat");
+			if (std::isfinite(tcp))
+				gp << ", " << Num(tcp, 1) << " with lines lc 'black' title 'TCP (iperf3)'";
+			if (std::isfinite(tcpz))
+				gp << ", " << Num(tcpz, 1)
+				   << " with lines lc 'black' dt 3 title 'TCP (iperf3 -Z)'";
+			gp << "\n";
+		}
+		if (Dat(base + "-lat.dat", latt, "lat_typ_us")) {
+			gp << "set output " << gnuplot_quote(base + "-lat.png") << "\n"
+			   << "set ylabel 'microseconds (typical)'\n"
+			   << "set title " << gnuplot_quote("perftest latency, " + title) << "\n";
+			curves(base + "-lat.dat");
+			gp << "\n";
+		}
 	}
 
 private:
