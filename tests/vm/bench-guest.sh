@@ -208,6 +208,25 @@ srv_end() {
 	wait "$1" 2>/dev/null
 }
 
+# srv_start TEST SIZE REP CMD...: on the guest that serves, CMD in ns A in
+# the background as the step's server (its PID in srv, its output in
+# /tmp/bench.srv), waiting until it listens on PORT; 1, with a fail line
+# for TEST, when it does not.  Where only clients run, srv stays empty.
+srv_start() {
+	local test=$1 size=$2 rep=$3
+	shift 3
+	srv=
+	srv_here || return 0
+	ip netns exec $NSA timeout "$srv_timeout" "$@" >/tmp/bench.srv 2>&1 &
+	srv=$!
+	wait_listen "$PORT" "$srv" && return 0
+	record "$drv" "$test" "$size" "$rep" fail "server did not listen: $(tail -n 1 /tmp/bench.srv)"
+	kill "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+	srv=
+	return 1
+}
+
 # busy: CPU time all CPUs of this guest spent outside the idle task so
 # far (user, nice, system, irq, softirq, steal), in ticks of 1/hz s.
 busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
@@ -274,24 +293,15 @@ wait_listen() {
 
 # perf DRIVER TOOL SIZE REP ITERS: one perftest run; records its numbers.
 perf() {
-	local tool=$2 size=$3 rep=$4 iters=$5 test=$2
-	local srv= so=/tmp/bench.srv cl=/tmp/bench.cl line ok=1
+	local tool=$2 size=$3 rep=$4 iters=$5 cl=/tmp/bench.cl line ok=1
 	next_port
 	local -a common=(-R -d $DEV_A -p "$PORT" -s "$size" -n "$iters" -F)
-	if srv_here; then
-		ip netns exec $NSA timeout "$srv_timeout" "$tool" "${common[@]}" >"$so" 2>&1 &
-		srv=$!
-		if ! wait_listen "$PORT" "$srv"; then
-			record "$drv" "$test" "$size" "$rep" fail "server did not listen"
-			kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
-			srv= ok=0
-		fi
-	fi
+	srv_start "$tool" "$size" "$rep" "$tool" "${common[@]}" || ok=0
 	meet $((PORT + 1))
 	if cli_here && ((ok)); then
 		common[2]=$DEV_B
 		if ! "${client_wrap[@]}" ip netns exec $NSB timeout 120 "$tool" "${common[@]}" $A >"$cl" 2>&1; then
-			record "$drv" "$test" "$size" "$rep" fail "client failed"
+			record "$drv" "$tool" "$size" "$rep" fail "client failed"
 			sed 's/^/bench:   /' "$cl" | tail -n 5 >&2
 			ok=0
 			[ -z "$srv" ] || kill "$srv" 2>/dev/null
@@ -303,7 +313,7 @@ perf() {
 	# The data line: the first field is the size, the rest numbers.
 	line=$(awk -v s="$size" '$1 == s && NF >= 4 { print; exit }' "$cl")
 	if [ -z "$line" ]; then
-		record "$drv" "$test" "$size" "$rep" fail "no result line"
+		record "$drv" "$tool" "$size" "$rep" fail "no result line"
 		return
 	fi
 	case $tool in
@@ -311,18 +321,18 @@ perf() {
 		# bytes iterations BW_peak BW_average MsgRate
 		set -- $line
 		if [ "$(awk -v b="$4" 'BEGIN { print (b > 0) }')" != 1 ]; then
-			record "$drv" "$test" "$size" "$rep" fail "perftest reported $4 MB/s"
+			record "$drv" "$tool" "$size" "$rep" fail "perftest reported $4 MB/s"
 			sed 's/^/bench:   /' "$cl" | tail -n 12 >&2
 			return
 		fi
-		record "$drv" "$test" "$size" "$rep" bw_MBps "$4"
-		record "$drv" "$test" "$size" "$rep" mpps "$5"
+		record "$drv" "$tool" "$size" "$rep" bw_MBps "$4"
+		record "$drv" "$tool" "$size" "$rep" mpps "$5"
 		;;
 	*_lat)
 		# bytes iterations t_min t_max t_typical t_avg t_stdev p99 p99.9
 		set -- $line
-		record "$drv" "$test" "$size" "$rep" lat_typ_us "$5"
-		record "$drv" "$test" "$size" "$rep" lat_avg_us "$6"
+		record "$drv" "$tool" "$size" "$rep" lat_typ_us "$5"
+		record "$drv" "$tool" "$size" "$rep" lat_avg_us "$6"
 		;;
 	esac
 }
@@ -334,19 +344,10 @@ perf() {
 # guest the client's covers both ends; on the wire each guest records its
 # own.  Recorded as test xiw-perf-TEST: cpu_s, bytes, bw_MBps.
 cpu_point() {
-	local t=$1 rep=$2 test=xiw-perf-$1 srv= ok=1 line busy
+	local t=$1 rep=$2 test=xiw-perf-$1 ok=1 line busy
 	local tool=$top/build/userspace/tools/xiw-perf iters=${BENCH_CPU_ITERS:-1000}
 	next_port
-	if srv_here; then
-		ip netns exec $NSA timeout "$srv_timeout" "$tool" -a $A -p "$PORT" -e -U \
-			-T "$srv_timeout" >/tmp/bench.xp.srv 2>&1 &
-		srv=$!
-		if ! wait_listen "$PORT" "$srv"; then
-			record "$drv" "$test" 65536 "$rep" fail "server did not listen: $(tail -n 1 /tmp/bench.xp.srv)"
-			kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
-			srv= ok=0
-		fi
-	fi
+	srv_start "$test" 65536 "$rep" "$tool" -a $A -p "$PORT" -e -U -T "$srv_timeout" || ok=0
 	meet $((PORT + 1))
 	if cli_here && ((ok)) &&
 		! ip netns exec $NSB timeout 180 "$tool" -c $A -p "$PORT" -t "$t" -s 65536 \
@@ -358,7 +359,7 @@ cpu_point() {
 	[ -z "$srv" ] || srv_end "$srv" 30
 	((ok)) || return
 	if [ "$role" = a ]; then
-		busy=$(sed -n 's/.* busy \([0-9.]*\) s$/\1/p' /tmp/bench.xp.srv)
+		busy=$(sed -n 's/.* busy \([0-9.]*\) s$/\1/p' /tmp/bench.srv)
 		[ -n "$busy" ] || { record "$drv" "$test" 65536 "$rep" fail "no server result"; return; }
 		record "$drv" "$test" 65536 "$rep" cpu_s "$busy"
 		return
@@ -389,17 +390,9 @@ iters_for() {
 # conn_rate DRIVER REP N: cmtime sets up and tears down N connections;
 # connect rate from its "connect" step total.
 conn_rate() {
-	local rep=$2 n=$3 srv= total lost ok=1
+	local rep=$2 n=$3 total lost ok=1
 	next_port
-	if srv_here; then
-		ip netns exec $NSA timeout "$srv_timeout" cmtime -b $A -p "$PORT" -c "$n" >/tmp/bench.cm.srv 2>&1 &
-		srv=$!
-		if ! wait_listen "$PORT" "$srv"; then
-			record "$drv" cmtime "$n" "$rep" fail "server did not listen"
-			kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
-			srv= ok=0
-		fi
-	fi
+	srv_start cmtime "$n" "$rep" cmtime -b $A -p "$PORT" -c "$n" || ok=0
 	meet $((PORT + 1))
 	if cli_here && ((ok)) &&
 		! ip netns exec $NSB timeout 180 cmtime -s $A -p "$PORT" -c "$n" >/tmp/bench.cm 2>&1; then
@@ -440,7 +433,8 @@ meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 
 # scale DRIVER N: N connections at once, memory per QP.
 scale() {
-	local n=$2 port=$((19700 + RANDOM % 200)) srv cli
+	# Setting up and holding N connections takes its server longer.
+	local n=$2 cli srv_timeout=300
 	local slab0 vm0 slab1 vm1 rate
 	local tool=${XIW_SCALE:-$top/build/userspace/tools/xiw-scale}
 	if [ ! -x "$tool" ]; then
@@ -451,14 +445,9 @@ scale() {
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	slab0=$(meminfo Slab) vm0=$(meminfo VmallocUsed)
-	ip netns exec $NSA timeout 300 "$tool" -a $A -p "$port" -n "$n" >/tmp/bench.sc.srv 2>&1 &
-	srv=$!
-	if ! wait_listen "$port" "$srv"; then
-		record "$drv" scale "$n" 1 fail "server did not listen"
-		kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
-		return
-	fi
-	ip netns exec $NSB timeout 300 "$tool" -c $A -p "$port" -n "$n" -k >/tmp/bench.sc 2>&1 &
+	next_port
+	srv_start scale "$n" 1 "$tool" -a $A -p "$PORT" -n "$n" || return
+	ip netns exec $NSB timeout 300 "$tool" -c $A -p "$PORT" -n "$n" -k >/tmp/bench.sc 2>&1 &
 	cli=$!
 	for _ in $(seq 1200); do
 		grep -q '^xiw-scale: connected' /tmp/bench.sc && break
@@ -613,23 +602,15 @@ profile() {
 # last, where the transfer is steady; on the wire each guest its own) with
 # the bytes the receiver's rate moves in that time.
 run_tcp() {
-	local rep z srv cli ok c0 c1 res test secs=${BENCH_TCP_SECONDS:-5}
+	local rep z cli ok c0 c1 res test secs=${BENCH_TCP_SECONDS:-5}
 	local win=$((secs - 2))
 	((win >= 1)) || win=1
 	drv=tcp
 	for rep in $(seq "$reps"); do
 		for z in "" -Z; do
-			test=iperf3$z srv= cli= ok=1
+			test=iperf3$z cli= ok=1
 			next_port
-			if srv_here; then
-				ip netns exec $NSA timeout "$srv_timeout" iperf3 -s -1 -B $A -p "$PORT" >/dev/null 2>&1 &
-				srv=$!
-				if ! wait_listen "$PORT" "$srv"; then
-					record tcp "$test" 0 "$rep" fail "no server"
-					kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
-					srv= ok=0
-				fi
-			fi
+			srv_start "$test" 0 "$rep" iperf3 -s -1 -B $A -p "$PORT" || ok=0
 			meet $((PORT + 1))
 			if cli_here && ((ok)); then
 				log "tcp rep $rep: iperf3 $z"

@@ -5,16 +5,17 @@
 # topologies nvme and nvme9000): NVMe over Fabrics on xiw, on siw and
 # NVMe/TCP, the alternative a user would pick, between two guests.
 #
-#   bench-nvme-guest.sh ROLE MAC OUT
+#   BENCH_ROLE=a|b BENCH_WIRE_MAC=MAC bench-nvme-guest.sh OUT
 #
 # The kernel's NVMe target and host open their RDMA CM IDs and TCP
 # sockets in the initial network namespace, so within one guest the two
 # would talk over lo whatever netdev carried their addresses.  Across the
-# two-VM wire (tests/vm/run --wire) they cannot: guest a (ROLE a,
+# two-VM wire (tests/vm/run --wire) they cannot: guest a (BENCH_ROLE=a,
 # 192.0.2.1) exports a null_blk device (memory_backed=0: it stores
 # nothing, so the fabric and its consumers are what is measured), guest b
-# (192.0.2.2) connects to it and runs fio.  The NIC whose address is MAC
-# is the wire, at MTU BENCH_MTU (1500).
+# (192.0.2.2) connects to it and runs fio.  The NIC whose address is
+# BENCH_WIRE_MAC is the wire, at MTU BENCH_MTU (1500); the environment is
+# bench-guest.sh's for its wire topology.
 #
 # In each of BENCH_REPS (3) repetitions each transport takes its turn on
 # the same NIC: xiw (nvme-rdma, an xiw device at each end), siw
@@ -35,9 +36,9 @@
 # and "fail" lines with a reason (guest a's for its target's setup).
 set -uo pipefail
 
-role=$1
-mac=$2
-out=$3
+role=${BENCH_ROLE:-}
+mac=${BENCH_WIRE_MAC:-}
+out=$1
 : >"$out"
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -59,7 +60,7 @@ put() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$out"; }
 case $role in
 a) me=$A ;;
 b) me=$B ;;
-*) log "ROLE must be a or b"; exit 2 ;;
+*) log "BENCH_ROLE must be a or b"; exit 2 ;;
 esac
 
 nic=$(wire_nic "$mac")

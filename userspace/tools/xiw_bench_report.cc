@@ -407,25 +407,30 @@ public:
 		static const char *const latt[] = { "ib_write_lat", "ib_read_lat", "ib_send_lat" };
 		double tcp = Med("tcp", "iperf3", 0, "tcp_MBps");
 		double tcpz = Med("tcp", "iperf3-Z", 0, "tcp_MBps");
-		// The six curves of a data file: xiw solid, siw dashed.
-		auto curves = [&gp](const std::string &dat) {
+		// One plot of the six curves of a data file, xiw solid, siw
+		// dashed; gnuplot fails a plot without a point, so a run of some
+		// points only (bench-focus) draws what it has.  False when empty.
+		auto plot = [&](const char *kind, const char *const (&tools)[3],
+				const std::string &metric, const char *ylabel) {
 			static const char *const names[] = { "write", "read", "send" };
+			std::string b = base + "-" + kind;
 
-			gp << "plot " << gnuplot_quote(dat);
+			if (!Dat(b + ".dat", tools, metric))
+				return false;
+			gp << "set output " << gnuplot_quote(b + ".png") << "\nset ylabel '" << ylabel
+			   << "'\nset title "
+			   << gnuplot_quote(std::string("perftest ") +
+					    (metric == "bw_MBps" ? "bandwidth, " : "latency, ") + title)
+			   << "\nplot " << gnuplot_quote(b + ".dat");
 			for (int i = 0; i < 6; i++)
 				gp << (i ? ", ''" : "") << " using 1:" << i + 2 << " with linespoints"
 				   << (i >= 3 ? " dt 2" : "") << " title '" << (i < 3 ? "xiw " : "siw ")
 				   << names[i % 3] << "'";
+			return true;
 		};
 
-		// gnuplot fails a plot without a point: a run of some points
-		// only (bench-focus) draws what it has.
 		gp << "set xlabel 'message size (bytes)'\nset key left top\n";
-		if (Dat(base + "-bw.dat", bwt, "bw_MBps")) {
-			gp << "set output " << gnuplot_quote(base + "-bw.png") << "\n"
-			   << "set ylabel 'MB/s'\n"
-			   << "set title " << gnuplot_quote("perftest bandwidth, " + title) << "\n";
-			curves(base + "-bw.dat");
+		if (plot("bw", bwt, "bw_MBps", "MB/s")) {
 			if (std::isfinite(tcp))
 				gp << ", " << Num(tcp, 1) << " with lines lc 'black' title 'TCP (iperf3)'";
 			if (std::isfinite(tcpz))
@@ -433,13 +438,8 @@ public:
 				   << " with lines lc 'black' dt 3 title 'TCP (iperf3 -Z)'";
 			gp << "\n";
 		}
-		if (Dat(base + "-lat.dat", latt, "lat_typ_us")) {
-			gp << "set output " << gnuplot_quote(base + "-lat.png") << "\n"
-			   << "set ylabel 'microseconds (typical)'\n"
-			   << "set title " << gnuplot_quote("perftest latency, " + title) << "\n";
-			curves(base + "-lat.dat");
+		if (plot("lat", latt, "lat_typ_us", "microseconds (typical)"))
 			gp << "\n";
-		}
 	}
 
 private:
@@ -594,9 +594,10 @@ std::string plots(const std::vector<Topology> &run, const std::string &prefix)
 	for (auto &t : run) {
 		// The title: the description up to its first colon.
 		std::string d = Describe(t.name);
+		Report r(t.data);
 
-		if (!Report(t.data).IsNvme())
-			Report(t.data).Plots(prefix + Suffix(t.name), d.substr(0, d.find(':')), gp);
+		if (!r.IsNvme())
+			r.Plots(prefix + Suffix(t.name), d.substr(0, d.find(':')), gp);
 	}
 	return gp.str();
 }
