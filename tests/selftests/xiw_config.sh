@@ -103,6 +103,7 @@ t_settings() {
 	knob tx_batch 32 "1 64 8 32" "0 65 -1 x"
 	knob nagle 0 "1 0" "2 x"
 	knob soft_rnr_ms 0 "1 10000 3000 0" "10001 -5 x"
+	knob tx_zcopy auto "on off auto" "1 yes copy"
 	# A bad module parameter is refused the same way.
 	if (echo 0 >$PARAMS/tx_batch) 2>/dev/null; then
 		fail "module parameter tx_batch=0 accepted"
@@ -174,7 +175,7 @@ wire_with() {
 defaults() {
 	local d n
 	for d in xga xgb; do
-		for n in mpa_rev mpa_crc mpa_markers mpa_p2p mpa_p2p_rtr tx_batch nagle soft_rnr_ms; do
+		for n in mpa_rev mpa_crc mpa_markers mpa_p2p mpa_p2p_rtr tx_batch nagle soft_rnr_ms tx_zcopy; do
 			cat "$PARAMS/$n" >"$IBDIR/$d/$n"
 		done
 	done

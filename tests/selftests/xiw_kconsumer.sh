@@ -13,7 +13,10 @@
 # tagged buffer error, invalid STag, and an access error on both QPs) and
 # ib_drain_qp() on both QPs; then 128 rounds on new connections that move
 # one QP to ERROR while its Sends and receives are being taken, after
-# which each of them has completed exactly once.
+# which each of them has completed exactly once.  The client device's
+# tx_zcopy is "on" for these (over lo the stack copies what it delivers,
+# which "auto" answers by copying itself); a third run with "auto" checks
+# just that.
 #
 #   xkc0 (dummy) 192.0.2.1     -- xiw device xka (server)
 #   xkc1 (dummy) 198.51.100.1  -- xiw device xkb (client)
@@ -29,11 +32,14 @@ with_devs() {
 	"$@"
 }
 
+# t_ktest [ZCOPY]: xiw_ktest with the client's tx_zcopy ZCOPY (default on).
 t_ktest() {
-	local mark log rc=0 zc0 zc1
+	local mark log rc=0 zc0 zc1 cp0 cp1 mode=${1:-on}
 	need_module xiw_ktest || fail "cannot load xiw_ktest"
+	set_knob "$IBDIR/xkb/tx_zcopy" "$mode" || fail "cannot set tx_zcopy $mode on xkb"
 	zc0=$(hw_counter xkb tx_zcopy_fpdus)
 	[ -n "$zc0" ] || fail "no tx_zcopy_fpdus counter on xkb"
+	cp0=$(hw_counter xkb tx_zcopy_copied)
 	mark="xiw_kconsumer: $(date +%s%N)"
 	echo "$mark" >/dev/kmsg
 	echo "# + echo '192.0.2.1 198.51.100.1' > /sys/module/xiw_ktest/parameters/run"
@@ -45,11 +51,22 @@ t_ktest() {
 	grep -q 'peer sent TERMINATE layer 1 type 1 code 0x00' <<<"$log" ||
 		fail "no TERMINATE for the invalidated STag"
 	# The client's 1 MiB Write comes from page-allocator memory over lo
-	# (64 KiB MSS): its payload goes out zero-copy, and the step above
-	# compared every page.
+	# (64 KiB MSS): with tx_zcopy on its payload goes out zero-copy, and
+	# the step above compared every page.  With auto the stack's copy of
+	# the first zero-copy FPDUs delivered over lo turns it off.
 	zc1=$(hw_counter xkb tx_zcopy_fpdus)
-	echo "# xkb tx_zcopy_fpdus $zc0 -> $zc1"
-	((zc1 >= zc0 + 16)) || fail "the 1 MiB Write did not go out zero-copy"
+	cp1=$(hw_counter xkb tx_zcopy_copied)
+	echo "# xkb tx_zcopy $mode: tx_zcopy_fpdus $zc0 -> $zc1, tx_zcopy_copied $cp0 -> $cp1"
+	if [ "$mode" = on ]; then
+		((zc1 >= zc0 + 16)) || fail "the 1 MiB Write did not go out zero-copy"
+		((cp1 == cp0)) || fail "tx_zcopy on, yet a connection stopped zero-copy"
+	else
+		# Each connection (the main one, then each race round's) sends
+		# a few zero-copy FPDUs at most before the copy is reported.
+		((cp1 > cp0)) || fail "tx_zcopy auto: the stack's copies over lo did not turn zero-copy off"
+		((zc1 - zc0 <= 4 * (cp1 - cp0))) ||
+			fail "tx_zcopy auto: more than 4 zero-copy FPDUs per connection"
+	fi
 	! may_unload xiw_ktest || xrun rmmod xiw_ktest
 }
 
@@ -71,7 +88,8 @@ with_crc() {
 }
 
 ktap_header
-ktap_plan 2
+ktap_plan 3
 run_case "kernel consumer: rdma_cm, DMA MR, SRQ, fast-reg 256 pages, RFC 7306 atomics and immediate data, invalidate, drain, ERROR mid-traffic" with_devs t_ktest
 run_case "kernel consumer with MPA CRC: zero-copy FPDUs pass the peer's CRC check" with_crc with_devs t_ktest
+run_case "kernel consumer, tx_zcopy auto: the stack copies zero-copy FPDUs over lo, the connection copies instead" with_devs t_ktest auto
 ktap_finish

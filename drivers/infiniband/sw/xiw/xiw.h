@@ -86,6 +86,20 @@ struct xiw_mr;
 struct xiw_qp;
 
 /**
+ * enum xiw_tx_zcopy - when the transmit engine sends payload zero-copy
+ * @XIW_TX_ZCOPY_AUTO: until the network stack copies the pages of one of
+ *	the connection's zero-copy FPDUs, which it does for every one it
+ *	delivers to a local socket (loopback, veth), then by copy
+ * @XIW_TX_ZCOPY_ON: every FPDU that qualifies, copied by the stack or not
+ * @XIW_TX_ZCOPY_OFF: never
+ */
+enum xiw_tx_zcopy {
+	XIW_TX_ZCOPY_AUTO,
+	XIW_TX_ZCOPY_ON,
+	XIW_TX_ZCOPY_OFF,
+};
+
+/**
  * struct xiw_dev_cfg - protocol settings of a device (xiw_config.c)
  * @mpa_rev: MPA revision requested, 1 or 2
  * @mpa_crc: enum xiw_mpa_crc_policy
@@ -96,6 +110,7 @@ struct xiw_qp;
  * @nagle: leave Nagle's algorithm on (no TCP_NODELAY)
  * @soft_rnr_ms: how long a Send without a posted receive may hold the
  *	receive engine before the TERMINATE; 0: TERMINATE at once
+ * @tx_zcopy: enum xiw_tx_zcopy
  * @offload: name of the offload backend (xiw_offload.h)
  */
 struct xiw_dev_cfg {
@@ -107,6 +122,7 @@ struct xiw_dev_cfg {
 	u8 tx_batch;
 	bool nagle;
 	u16 soft_rnr_ms;
+	u8 tx_zcopy;
 	char offload[XIW_OFFLOAD_NAME_MAX];
 };
 
@@ -154,6 +170,8 @@ struct xiw_dev_cfg {
  * @stats.tx_bytes: octets of those FPDUs
  * @stats.tx_zc_fpdus: FPDUs whose payload went out zero-copy
  * @stats.tx_zc_bytes: payload octets sent zero-copy
+ * @stats.tx_zc_copied: connections that stopped sending zero-copy because
+ *	the stack copied their pages (XIW_TX_ZCOPY_AUTO)
  * @stats.rx_fpdus: DDP segments received whole (CRC checked when agreed)
  * @stats.rx_bytes: stream octets the receive engine took from TCP
  * @stats.rx_crc_errors: FPDUs whose CRC32c did not match
@@ -201,6 +219,7 @@ struct xiw_device {
 		atomic64_t tx_bytes;
 		atomic64_t tx_zc_fpdus;
 		atomic64_t tx_zc_bytes;
+		atomic64_t tx_zc_copied;
 		atomic64_t rx_fpdus;
 		atomic64_t rx_bytes;
 		atomic64_t rx_crc_errors;
@@ -662,6 +681,7 @@ int xiw_srq_fetch(struct xiw_srq *srq, struct xiw_krqe *rqe);
 extern const struct attribute_group xiw_cfg_attr_group;
 void xiw_dev_cfg_init(struct xiw_device *xdev);
 const char *xiw_rtr_name(u8 rtr);
+const char *xiw_tx_zcopy_name(u8 mode);
 void xiw_dev_cfg_get(struct xiw_device *xdev, struct xiw_dev_cfg *cfg);
 void xiw_dev_cfg_policy(const struct xiw_dev_cfg *cfg, bool initiator,
 			struct xiw_mpa_policy *pol);

@@ -1143,6 +1143,7 @@ static int xiw_cep_start_rdma(struct xiw_cep *cep)
 		.stream_pos_rx = 0,
 		.tx_batch = cep->cfg.tx_batch,
 		.soft_rnr_ms = cep->cfg.soft_rnr_ms,
+		.tx_zcopy = cep->cfg.tx_zcopy,
 		.offload = cep->cfg.offload,
 		.cm_ops = &xiw_cm_conn_ops,
 		.cm_ctx = cep,

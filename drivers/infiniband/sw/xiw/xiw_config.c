@@ -43,6 +43,7 @@ enum xiw_knob_id {
 	XIW_KNOB_TX_BATCH,
 	XIW_KNOB_NAGLE,
 	XIW_KNOB_SOFT_RNR_MS,
+	XIW_KNOB_TX_ZCOPY,
 	XIW_NUM_KNOBS
 };
 
@@ -57,6 +58,12 @@ static const char * const xiw_marker_names[] = {
 	[XIW_MPA_MARKERS_OFF] = "off",
 	[XIW_MPA_MARKERS_PREFER] = "prefer",
 	[XIW_MPA_MARKERS_REQUIRE] = "require",
+};
+
+static const char * const xiw_zcopy_names[] = {
+	[XIW_TX_ZCOPY_AUTO] = "auto",
+	[XIW_TX_ZCOPY_ON] = "on",
+	[XIW_TX_ZCOPY_OFF] = "off",
 };
 
 /* Index i stands for the RTR type bit 1 << i (XIW_MPA_RTR_*). */
@@ -76,6 +83,17 @@ const char *xiw_rtr_name(u8 rtr)
 		if (rtr == 1U << i)
 			return xiw_rtr_names[i];
 	return "none";
+}
+
+/**
+ * xiw_tx_zcopy_name - the name of a zero-copy mode, as the settings spell it
+ * @mode: enum xiw_tx_zcopy
+ *
+ * Return: "auto", "on", "off", or "?".
+ */
+const char *xiw_tx_zcopy_name(u8 mode)
+{
+	return mode < ARRAY_SIZE(xiw_zcopy_names) ? xiw_zcopy_names[mode] : "?";
 }
 
 /**
@@ -114,6 +132,9 @@ static const struct xiw_knob xiw_knobs[XIW_NUM_KNOBS] = {
 	[XIW_KNOB_NAGLE] = { "nagle", NULL, 0, 0, 1, "0 or 1" },
 	[XIW_KNOB_SOFT_RNR_MS] = { "soft_rnr_ms", NULL, 0, 0,
 				   XIW_SOFT_RNR_MAX_MS, "0 to 10000" },
+	[XIW_KNOB_TX_ZCOPY] = { "tx_zcopy", xiw_zcopy_names,
+				ARRAY_SIZE(xiw_zcopy_names), 0, 0,
+				"auto, on or off" },
 };
 
 /* The settings of new devices (module parameters); guarded by the lock. */
@@ -127,6 +148,7 @@ static struct xiw_dev_cfg xiw_cfg_defaults = {
 	.tx_batch = XIW_TX_BATCH_DEFAULT,
 	.nagle = false,
 	.soft_rnr_ms = 0,
+	.tx_zcopy = XIW_TX_ZCOPY_AUTO,
 	.offload = "software",
 };
 
@@ -150,6 +172,8 @@ static unsigned int xiw_knob_load(const struct xiw_dev_cfg *cfg,
 		return cfg->nagle;
 	case XIW_KNOB_SOFT_RNR_MS:
 		return cfg->soft_rnr_ms;
+	case XIW_KNOB_TX_ZCOPY:
+		return cfg->tx_zcopy;
 	default:
 		return 0;
 	}
@@ -182,6 +206,9 @@ static void xiw_knob_store(struct xiw_dev_cfg *cfg, enum xiw_knob_id id,
 		break;
 	case XIW_KNOB_SOFT_RNR_MS:
 		cfg->soft_rnr_ms = val;
+		break;
+	case XIW_KNOB_TX_ZCOPY:
+		cfg->tx_zcopy = val;
 		break;
 	default:
 		break;
@@ -286,6 +313,8 @@ XIW_PARAM(nagle, XIW_KNOB_NAGLE,
 	  "New devices leave Nagle's algorithm on: 0 or 1 (default 0, TCP_NODELAY)");
 XIW_PARAM(soft_rnr_ms, XIW_KNOB_SOFT_RNR_MS,
 	  "New devices let a Send without a posted receive wait this long (ms, 0 to 10000, default 0: TERMINATE at once)");
+XIW_PARAM(tx_zcopy, XIW_KNOB_TX_ZCOPY,
+	  "Zero-copy transmit of new devices: auto (until the stack copies a connection's pages, as on loopback and veth), on, off");
 
 /* ---------------------------------------------------------------------- */
 /* Per-device settings                                                     */
@@ -401,6 +430,7 @@ XIW_KNOB_ATTR(mpa_p2p_rtr, XIW_KNOB_MPA_P2P_RTR);
 XIW_KNOB_ATTR(tx_batch, XIW_KNOB_TX_BATCH);
 XIW_KNOB_ATTR(nagle, XIW_KNOB_NAGLE);
 XIW_KNOB_ATTR(soft_rnr_ms, XIW_KNOB_SOFT_RNR_MS);
+XIW_KNOB_ATTR(tx_zcopy, XIW_KNOB_TX_ZCOPY);
 
 static ssize_t offload_show(struct device *dev, struct device_attribute *attr,
 			    char *buf)
@@ -444,6 +474,7 @@ static struct attribute *xiw_cfg_attrs[] = {
 	&dev_attr_tx_batch.attr,
 	&dev_attr_nagle.attr,
 	&dev_attr_soft_rnr_ms.attr,
+	&dev_attr_tx_zcopy.attr,
 	&dev_attr_offload.attr,
 	NULL
 };

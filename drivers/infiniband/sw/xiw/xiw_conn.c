@@ -837,6 +837,7 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	INIT_DELAYED_WORK(&conn->term_work, xiw_conn_term_work);
 	INIT_LIST_HEAD(&conn->dev_entry);
 	conn->tx_batch = max_t(u32, args->tx_batch, 1);
+	conn->tx_zcopy = args->tx_zcopy;
 	conn->rnr_ms = args->soft_rnr_ms;
 	conn->tx_msn[RDMAP_QN_SEND] = 1;
 	conn->tx_msn[RDMAP_QN_READ_REQ] = 1;
@@ -1011,6 +1012,8 @@ int xiw_conn_fill_res(struct sk_buff *msg, struct xiw_qp *qp)
 	    rdma_nl_put_driver_string(msg, "conn_state",
 				      xiw_conn_state_name(READ_ONCE(conn->state))) ||
 	    rdma_nl_put_driver_u32(msg, "tx_batch", conn->tx_batch) ||
+	    rdma_nl_put_driver_string(msg, "tx_zcopy",
+				      xiw_tx_zcopy_name(READ_ONCE(conn->tx_zcopy))) ||
 	    rdma_nl_put_driver_u32(msg, "soft_rnr_ms", conn->rnr_ms))
 		rv = -EMSGSIZE;
 out:

@@ -83,6 +83,7 @@ struct xiw_conn_cm_ops {
  * @tx_batch: most FPDUs the transmit engine hands TCP in one call
  * @soft_rnr_ms: how long a Send without a posted receive may hold the
  *	receive engine (0: TERMINATE at once)
+ * @tx_zcopy: enum xiw_tx_zcopy
  * @offload: name of the offload backend to hand the connection to
  * @cm_ops: CM hooks
  * @cm_ctx: argument of the CM hooks (the endpoint)
@@ -95,6 +96,7 @@ struct xiw_conn_start_args {
 	u32 stream_pos_rx;
 	u32 tx_batch;
 	u32 soft_rnr_ms;
+	u8 tx_zcopy;
 	const char *offload;
 	const struct xiw_conn_cm_ops *cm_ops;
 	void *cm_ctx;

@@ -156,6 +156,9 @@ struct xiw_tx_pend {
  * @head: oldest entry
  * @count: entries in use
  * @stalled: the engine waits for a free entry
+ * @copied: the stack copied the pages of a zero-copy FPDU (it copies
+ *	what it delivers to a local socket); set by the notifier, read by
+ *	the engine, never cleared (WRITE_ONCE/READ_ONCE)
  * @nslots: entries in @slot (constant)
  * @slot: the ring
  */
@@ -167,6 +170,7 @@ struct xiw_tx_pq {
 	u32 head;
 	u32 count;
 	bool stalled;
+	bool copied;
 	u32 nslots;
 	struct xiw_tx_pend slot[] __counted_by(nslots);
 };
@@ -399,6 +403,8 @@ struct xiw_conn_step {
  * @tx_atomic_id: Request Identifier of our next Atomic Request
  * @tx_msn: next MSN per untagged queue we send on (QN 0 to 3)
  * @tx_batch: most FPDUs handed to TCP in one call (device setting)
+ * @tx_zcopy: enum xiw_tx_zcopy, from the device setting; AUTO turns OFF
+ *	once @tx_pq's @copied is seen
  *
  * Receive state, used under the socket lock by the data_ready path:
  * @rx: deframer
@@ -482,6 +488,7 @@ struct xiw_conn {
 	u32 tx_atomic_id;
 	u32 tx_msn[4];
 	u32 tx_batch;
+	u8 tx_zcopy;
 
 	struct xiw_rx rx;
 	struct xiw_rx_untagged rx_ut[2];

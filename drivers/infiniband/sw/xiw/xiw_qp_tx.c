@@ -10,14 +10,18 @@
  *
  * Payload of Sends and Writes of at least XIW_TX_ZC_MIN octets per FPDU in
  * pages TCP may hold goes out zero-copy (MSG_ZEROCOPY with a kernel
- * struct ubuf_info): such a work request completes only once the stack has
- * let go of its pages, and the completions of later requests wait behind it
- * in the xiw_tx_pq, so the send queue still completes in order.  The
- * engine holds a reference on each page from the moment it collects it
- * until TCP holds its own: a flush completes the request at once, and its
- * consumer may free the pages while a full socket still holds the FPDU
- * back.  Read Responses are always copied: nothing tells the responder
- * when the consumer may change the source again.
+ * struct ubuf_info), unless the device's tx_zcopy setting says otherwise
+ * or, under "auto", the stack has copied such an FPDU's pages: it copies
+ * every one it delivers to a local socket (loopback, veth), so there the
+ * copy zero-copy meant to save happens anyway, after the page references
+ * and the wait for the notification.  Such a work request completes only
+ * once the stack has let go of its pages, and the completions of later
+ * requests wait behind it in the xiw_tx_pq, so the send queue still
+ * completes in order.  The engine holds a reference on each page from the
+ * moment it collects it until TCP holds its own: a flush completes the
+ * request at once, and its consumer may free the pages while a full socket
+ * still holds the FPDU back.  Read Responses are always copied: nothing
+ * tells the responder when the consumer may change the source again.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -501,6 +505,8 @@ static void xiw_tx_zc_put(struct sk_buff *skb, struct ubuf_info *u,
 
 	/* See xiw_tx_pq_wait_all(): module exit waits this section out. */
 	rcu_read_lock();
+	if (!zerocopy_success && !READ_ONCE(pq->copied))
+		WRITE_ONCE(pq->copied, true);
 	if (refcount_dec_and_test(&u->refcnt)) {
 		spin_lock_irqsave(&pq->lock, flags);
 		p->zc = false;
@@ -1058,6 +1064,22 @@ unsupported:
 }
 
 /*
+ * Zero-copy for the next large FPDU?  Under "auto", not once the stack
+ * copied the pages of one: the connection delivers to a local socket,
+ * where zero-copy costs the page references and the notification on top
+ * of the copy.  Caller holds tx_mutex.
+ */
+static bool xiw_tx_zc_wanted(struct xiw_conn *conn)
+{
+	if (conn->tx_zcopy == XIW_TX_ZCOPY_AUTO &&
+	    READ_ONCE(conn->tx_pq->copied)) {
+		WRITE_ONCE(conn->tx_zcopy, XIW_TX_ZCOPY_OFF);
+		atomic64_inc(&conn->qp->xdev->stats.tx_zc_copied);
+	}
+	return conn->tx_zcopy != XIW_TX_ZCOPY_OFF;
+}
+
+/*
  * The page vector of zero-copy FPDUs, allocated by the first of them: a
  * connection that sends only small messages (or none) keeps it out of its
  * memory.  Without it the FPDU is copied.  Caller holds tx_mutex.
@@ -1279,7 +1301,8 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	}
 
 	zc = seg >= XIW_TX_ZC_MIN && !conn->tx.markers && !conn->tx_len &&
-	     !(sqe->flags & XIW_WQE_INLINE) && xiw_tx_zc_vecs(conn);
+	     !(sqe->flags & XIW_WQE_INLINE) && xiw_tx_zc_wanted(conn) &&
+	     xiw_tx_zc_vecs(conn);
 	if (zc && !conn->tx_pend) {
 		rv = xiw_tx_pend_get(conn, true);
 		if (rv == -ENOENT)
