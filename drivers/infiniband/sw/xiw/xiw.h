@@ -281,9 +281,10 @@ struct xiw_user_mmap_entry {
  * @id: CQ id reported to userspace
  * @kernel_verbs: true for kernel consumers
  * @mmap_entry: user mapping of @queue (user CQs only)
- * @comp_work: runs the completion handler and error events outside the
- *	call chain that produced the completion; a work item never runs
- *	concurrently with itself, so at most one handler runs per CQ
+ * @comp_work: runs CQ error events, and the completion handler of a
+ *	kernel CQ, outside the call chain that produced the completion; a
+ *	work item never runs concurrently with itself, so at most one
+ *	handler runs per kernel CQ
  * @events: XIW_CQ_EV_* bits consumed by @comp_work
  * @overflow: number of CQEs lost because the ring was full
  * @completions: number of CQEs written

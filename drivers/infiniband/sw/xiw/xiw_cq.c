@@ -13,11 +13,16 @@
  * clears VALID.  A slot found still VALID means the ring is full: the CQE
  * is lost and IB_EVENT_CQ_ERR is raised.
  *
- * Completion handlers and CQ events never run on the call chain of the
- * verb that produced the completion: they run from a per-CQ work item
- * (xiw_cq_work()), and a work item never runs concurrently with itself, so
- * at most one handler runs per CQ at a time.  The completion handler runs
- * with bottom halves disabled, the context a NIC driver's handler has.
+ * The completion handler of a user CQ is uverbs's, which queues an event
+ * for the completion channel and wakes its reader: it takes only its own
+ * lock and never calls back into the driver, so it runs right where the
+ * CQE is written, whatever locks the data path holds there.  A kernel
+ * consumer's handler may call back (poll, re-arm, post), so for kernel
+ * CQs, and for CQ events of both, the handler never runs on the call
+ * chain that produced the completion: a per-CQ work item (xiw_cq_work())
+ * runs it, and a work item never runs concurrently with itself, so at
+ * most one handler runs per kernel CQ at a time.  It runs with bottom
+ * halves disabled, the context a NIC driver's handler has.
  */
 
 #include <linux/slab.h>
@@ -171,7 +176,15 @@ static int xiw_cqe_put(struct xiw_cq *cq, u64 wr_id, u8 opcode,
 	 * the CQE through IB_CQ_REPORT_MISSED_EVENTS.
 	 */
 	smp_mb();
-	if (xiw_cq_notify_disarm(cq, solicited))
+	if (!xiw_cq_notify_disarm(cq, solicited))
+		return 0;
+	/*
+	 * A hop through the work item would cost the event-driven consumer
+	 * a wakeup of the worker and a context switch per event.
+	 */
+	if (!cq->kernel_verbs && cq->base_cq.comp_handler)
+		cq->base_cq.comp_handler(&cq->base_cq, cq->base_cq.cq_context);
+	else
 		xiw_cq_raise(cq, XIW_CQ_EV_COMP);
 	return 0;
 }

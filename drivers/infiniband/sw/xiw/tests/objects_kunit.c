@@ -46,7 +46,8 @@ static void xiw_kcq_exit(void *data)
 	cancel_work_sync(&k->cq.comp_work);
 }
 
-static struct xiw_kcq *xiw_kcq_new(struct kunit *test, u32 num_cqe)
+static struct xiw_kcq *xiw_kcq_new_as(struct kunit *test, u32 num_cqe,
+				      bool kernel_verbs)
 {
 	struct xiw_kcq *k = kunit_kzalloc(test, sizeof(*k), GFP_KERNEL);
 	struct xiw_cqe *queue;
@@ -55,12 +56,17 @@ static struct xiw_kcq *xiw_kcq_new(struct kunit *test, u32 num_cqe)
 	queue = kunit_kzalloc(test, num_cqe * sizeof(*queue) +
 			      sizeof(struct xiw_cq_ctrl), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, queue);
-	xiw_cq_init(&k->cq, num_cqe, queue, true);
+	xiw_cq_init(&k->cq, num_cqe, queue, kernel_verbs);
 	k->cq.base_cq.comp_handler = xiw_kcq_comp;
 	k->cq.base_cq.event_handler = xiw_kcq_event;
 	k->cq.base_cq.cq_context = k;
 	KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, xiw_kcq_exit, k));
 	return k;
+}
+
+static struct xiw_kcq *xiw_kcq_new(struct kunit *test, u32 num_cqe)
+{
+	return xiw_kcq_new_as(test, num_cqe, true);
 }
 
 /* Let the CQ's work item run and deliver what it has. */
@@ -173,10 +179,47 @@ static void xiw_cq_notify_next_and_solicited(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, k->err_events);
 }
 
+/*
+ * A user CQ's handler (uverbs's) is called where the CQE is written, with
+ * whatever the data path holds: here with interrupts off, nothing left for
+ * the work item.  A kernel CQ's still waits for the work item.
+ */
+static void xiw_cq_user_handler_runs_inline(struct kunit *test)
+{
+	struct xiw_kcq *u = xiw_kcq_new_as(test, 4, false);
+	struct xiw_kcq *k = xiw_kcq_new(test, 4);
+	struct xiw_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	unsigned long flags;
+
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	qp->base_qp.qp_num = 7;
+	KUNIT_EXPECT_EQ(test, 0, xiw_req_notify_cq(&u->cq.base_cq,
+						   IB_CQ_NEXT_COMP));
+	KUNIT_EXPECT_EQ(test, 0, xiw_req_notify_cq(&k->cq.base_cq,
+						   IB_CQ_NEXT_COMP));
+	local_irq_save(flags);
+	KUNIT_EXPECT_EQ(test, 0, xiw_cqe_add(&u->cq, 1, XIW_OP_SEND,
+					     XIW_WC_SUCCESS, 0, 0, qp, false));
+	KUNIT_EXPECT_EQ(test, 0, xiw_cqe_add(&k->cq, 1, XIW_OP_SEND,
+					     XIW_WC_SUCCESS, 0, 0, qp, false));
+	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, 1, u->comp_calls);
+	KUNIT_EXPECT_FALSE(test, work_pending(&u->cq.comp_work));
+	KUNIT_EXPECT_EQ(test, 7ULL, u->cq.queue[0].qp_id);
+	xiw_kcq_settle(k);
+	KUNIT_EXPECT_EQ(test, 1, k->comp_calls);
+
+	/* Disarmed by that CQE: the next one is silent. */
+	KUNIT_EXPECT_EQ(test, 0, xiw_cqe_add(&u->cq, 2, XIW_OP_SEND,
+					     XIW_WC_SUCCESS, 0, 0, qp, false));
+	KUNIT_EXPECT_EQ(test, 1, u->comp_calls);
+}
+
 static struct kunit_case xiw_cq_cases[] = {
 	KUNIT_CASE(xiw_cq_overflow_drops_and_reports),
 	KUNIT_CASE(xiw_cq_one_entry_ring),
 	KUNIT_CASE(xiw_cq_notify_next_and_solicited),
+	KUNIT_CASE(xiw_cq_user_handler_runs_inline),
 	{}
 };
 
