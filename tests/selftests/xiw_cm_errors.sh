@@ -8,8 +8,9 @@
 # the MR, more RDMA Reads at once than the ORD, a flush while a Read waits
 # for its response and the next one for its ORD slot, a Read refused
 # behind one waiting (completions in posting order) -- each on its own
-# connection while another keeps carrying traffic; and a client QP
-# destroyed while its connection comes up, 40 times.  xiw-cm-test checks
+# connection while another keeps carrying traffic; a client QP
+# destroyed while its connection comes up, 40 times; and a client whose
+# RDMA CM port a TCP listener holds on its address.  xiw-cm-test checks
 # the completions, the affiliated async events and the QP states; this
 # script checks the TERMINATE triplet each error put on the wire (xiw logs
 # every TERMINATE it receives):

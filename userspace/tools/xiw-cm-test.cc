@@ -14,7 +14,10 @@
 //     error of a Read the requester refuses behind it;
 //   - a client QP destroyed while its connection comes up (the data
 //     path's start racing destroy_qp): both ends hear of the end of the
-//     connection, and the long-lived one goes on.
+//     connection, and the long-lived one goes on;
+//   - a connection whose local port, picked in RDMA CM's own port space,
+//     a TCP listener on the same address holds: it comes up from another
+//     TCP port, which the server sees.
 //
 // With --race SECONDS it runs the race of xiw_cm_race.cc instead: QPs
 // destroyed while their TERMINATEs go out and while the devices under them
@@ -247,6 +250,7 @@ struct End {
 struct Conn {
 	End cli, srv;
 	bool up = false;
+	sockaddr_storage src = g_cli;	// the client's local address
 
 	// Connect a new client id to the listener; @srv_srq: the server QP
 	// receives from it; @ord/@ird: the client's initiator depth and the
@@ -274,7 +278,7 @@ struct Conn {
 			return false;
 		}
 		rdma_cm_id *id = cli.id.get();
-		c.check(!rdma_resolve_addr(id, reinterpret_cast<sockaddr *>(&g_cli),
+		c.check(!rdma_resolve_addr(id, reinterpret_cast<sockaddr *>(&src),
 					   reinterpret_cast<sockaddr *>(&g_srv), 5000),
 			"resolve_addr: %s", strerror(errno));
 		if (!wait_event(id, RDMA_CM_EVENT_ADDR_RESOLVED, nullptr))
@@ -495,7 +499,7 @@ int main(int argc, char **argv)
 		return xiw::cm_race::run(race);
 	}
 
-	std::printf("KTAP version 1\n1..9\n");
+	std::printf("KTAP version 1\n1..10\n");
 	if (!g_ev.open() || !(g_listen = g_ev.create_id()) ||
 	    rdma_bind_addr(g_listen.get(), reinterpret_cast<sockaddr *>(&g_srv)) ||
 	    rdma_listen(g_listen.get(), 16)) {
@@ -713,6 +717,39 @@ int main(int argc, char **argv)
 		diag("%d of %d rounds: the destroy came before the client was established",
 		     early, kRounds);
 		traffic(c, keep, "the other connection", 0x60);
+	});
+
+	// RDMA CM reserves the port in its own space only: a plain TCP
+	// listener on the client's address holds the same number.
+	run("the client's RDMA CM port held by a TCP listener: connected from another TCP port",
+	    [&](Case &c) {
+		xiw::Fd tcp(socket(g_cli.ss_family, SOCK_STREAM, 0));
+		sockaddr_storage held = g_cli;
+		socklen_t len = sizeof(held);
+		bool listening = tcp &&
+				 !bind(tcp.get(), reinterpret_cast<sockaddr *>(&held),
+				       g_cli.ss_family == AF_INET ? sizeof(sockaddr_in) :
+								    sizeof(sockaddr_in6)) &&
+				 !listen(tcp.get(), 1) &&
+				 !getsockname(tcp.get(), reinterpret_cast<sockaddr *>(&held), &len);
+		c.check(listening, "TCP listener on the client's address: %s", strerror(errno));
+		if (!listening)
+			return;
+		uint16_t port = ntohs(held.ss_family == AF_INET ?
+					      reinterpret_cast<sockaddr_in *>(&held)->sin_port :
+					      reinterpret_cast<sockaddr_in6 *>(&held)->sin6_port);
+		Conn k;
+		k.src = held;
+		if (k.connect(c)) {
+			uint16_t seen = ntohs(rdma_get_dst_port(k.srv.id.get()));
+			c.check(seen && seen != port,
+				"the server saw the client at port %u (TCP listener at %u)", seen, port);
+			diag("RDMA CM port %u held by TCP; the connection came from port %u", port,
+			     seen);
+			traffic(c, k, "connection from another port", 0x64);
+		}
+		k.close();
+		traffic(c, keep, "the other connection", 0x68);
 	});
 
 	keep.close();

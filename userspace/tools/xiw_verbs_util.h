@@ -2,8 +2,8 @@
 //
 // Small libibverbs helpers shared by the xiw test tools, the RAII owners
 // of verbs (and, where librdmacm's header exists, rdma_cm) objects, of
-// memory and of memory mappings, and the tools' one wait for rdma_cm
-// events (CmEvents).
+// memory, memory mappings and file descriptors, and the tools' one wait
+// for rdma_cm events (CmEvents).
 
 #ifndef XIW_VERBS_UTIL_H
 #define XIW_VERBS_UTIL_H
@@ -169,6 +169,38 @@ public:
 private:
 	void *addr_ = nullptr;
 	size_t len_ = 0;
+};
+
+// A file descriptor, closed when its owner goes.
+class Fd {
+public:
+	Fd() = default;
+	explicit Fd(int fd) : fd_(fd) {}
+	Fd(const Fd &) = delete;
+	Fd &operator=(const Fd &) = delete;
+	Fd(Fd &&o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+	Fd &operator=(Fd &&o) noexcept
+	{
+		if (this != &o) {
+			reset();
+			fd_ = std::exchange(o.fd_, -1);
+		}
+		return *this;
+	}
+	~Fd() { reset(); }
+
+	int get() const { return fd_; }
+	explicit operator bool() const { return fd_ >= 0; }
+
+	void reset(int fd = -1)
+	{
+		if (fd_ >= 0 && fd_ != fd)
+			::close(fd_);
+		fd_ = fd;
+	}
+
+private:
+	int fd_ = -1;
 };
 
 #if __has_include(<rdma/rdma_cma.h>)

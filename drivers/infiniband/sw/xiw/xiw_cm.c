@@ -546,6 +546,14 @@ static bool xiw_sockaddr_any(const struct sockaddr_storage *ss)
 	return ipv6_addr_any(&((const struct sockaddr_in6 *)ss)->sin6_addr);
 }
 
+/* The port of an AF_INET or AF_INET6 address. */
+static __be16 *xiw_sockaddr_port(struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return &((struct sockaddr_in *)ss)->sin_port;
+	return &((struct sockaddr_in6 *)ss)->sin6_port;
+}
+
 /* Send all of @buf now or fail: MPA frames are small, the socket new. */
 static int xiw_cep_send(struct xiw_cep *cep, const void *buf, size_t len)
 {
@@ -1011,6 +1019,22 @@ static int xiw_cep_start_connect(struct xiw_cep *cep)
 	if (!cep->cfg.nagle)
 		tcp_sock_set_nodelay(sock->sk);
 	rv = kernel_bind(sock, xiw_sockaddr(laddr), alen);
+	if (rv == -EADDRINUSE && *xiw_sockaddr_port(laddr)) {
+		/*
+		 * RDMA CM picks the local port in a port space of its own, and
+		 * a TCP socket outside RDMA can hold the same port on this
+		 * address (listening, or connected without SO_REUSEADDR).  The
+		 * TCP port is only the wire's: take a free one, as the iWARP
+		 * port mapper would map it, and CONNECT_REPLY reports the
+		 * address actually bound, which iw_cm keeps (xiw_cep_upcall()).
+		 */
+		struct sockaddr_storage any = *laddr;
+
+		*xiw_sockaddr_port(&any) = 0;
+		xiw_dbg_cep(cep, "port of %pISpc in use by TCP, binding another\n",
+			    laddr);
+		rv = kernel_bind(sock, xiw_sockaddr(&any), alen);
+	}
 	if (rv)
 		goto err_release;
 
