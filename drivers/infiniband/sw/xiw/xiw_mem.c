@@ -3,10 +3,13 @@
  * xiw memory regions.
  *
  * Every MR has an STag: a 24-bit index into xiw_device.mem_xa (never 0)
- * and an 8-bit consumer key.  Lookups happen under the xarray's lock and
- * take a reference on the MR, so that deregistration, which removes the
- * index first and then waits for the references to go, can never free an
- * MR the data path is still copying into.
+ * and an 8-bit consumer key.  Lookups run under RCU, without the xarray's
+ * lock, and take a reference on the MR unless it is already going, so
+ * that deregistration, which removes the index first and then waits for
+ * the references to go, can never free an MR the data path is still
+ * copying into; the struct itself is freed after a grace period, so a
+ * lookup that found the index before the removal still reads a live
+ * reference count.
  *
  * Addresses are resolved per kind: DMA MRs take kernel virtual addresses
  * (the device uses ib_core's virtual DMA mapping, so a "DMA address" is a
@@ -135,7 +138,8 @@ static void xiw_mr_free(struct xiw_mr *mr)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
 	kfree(mr->page_list);
-	kfree(mr);
+	/* A lookup may still be about to find the count at zero. */
+	kfree_rcu(mr, rcu);
 	atomic_dec(&xdev->num_mr);
 }
 
@@ -377,13 +381,12 @@ int xiw_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *base_mr)
 struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag)
 {
 	struct xiw_mr *mr;
-	unsigned long flags;
 
-	xa_lock_irqsave(&xdev->mem_xa, flags);
+	rcu_read_lock();
 	mr = xa_load(&xdev->mem_xa, stag >> 8);
 	if (mr && !kref_get_unless_zero(&mr->ref))
 		mr = NULL;
-	xa_unlock_irqrestore(&xdev->mem_xa, flags);
+	rcu_read_unlock();
 
 	if (mr && READ_ONCE(mr->stag) != stag) {
 		xiw_mr_put(mr);

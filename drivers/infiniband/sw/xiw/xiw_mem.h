@@ -86,6 +86,7 @@ struct xiw_mr {
 	struct ib_pd *pd;
 	struct kref ref;
 	struct completion released;
+	struct rcu_head rcu;
 	enum xiw_mr_kind kind;
 	u32 stag;
 	bool valid;
