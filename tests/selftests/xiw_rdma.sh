@@ -133,6 +133,18 @@ perf() {
 	((src == 0)) || fail "$tool server exit $src"
 }
 
+# case_read_poster N: N Reads of 64 B (ib_read_lat) between the two
+# namespaces; the responder's engine runs in the requester's system call
+# for most of them (tx_poster_runs), not in its worker.
+case_read_poster() {
+	local n=$1 runs
+	perf ib_read_lat -n "$n" -s 64
+	runs=$(hw_counter xra tx_poster_runs)
+	diag "xra tx_poster_runs after $n Reads: $runs (xrb: $(hw_counter xrb tx_poster_runs))"
+	[ -n "$runs" ] || fail "no tx_poster_runs counter on xra"
+	((runs >= n / 2)) || fail "$runs of $n Read Responses sent from the requester's call"
+}
+
 # with_params "NAME=VALUE..." FUNC ARGS...: run FUNC with xiw's MPA module
 # parameters (defaults of devices created afterwards) set, then restore them.
 with_params() {
@@ -179,7 +191,7 @@ check_wire() {
 
 ktap_header
 dyndbg_on "module xiw" || :
-ktap_plan 25
+ktap_plan 26
 run_case "rping -C 1000 -v, IPv4, CRC off" case_rping 1000 64
 run_case "rping -C 1000 -v, IPv6, CRC on" \
 	with_params "crc=prefer" check_wire 2 1 case_rping 1000 64 6
@@ -194,6 +206,8 @@ run_case "ib_read_bw 64 KiB" perf ib_read_bw -n 500 -s 65536
 run_case "ib_send_lat 64 B" perf ib_send_lat -n 500 -s 64
 run_case "ib_write_lat 64 B" perf ib_write_lat -n 500 -s 64
 run_case "ib_read_lat 64 B" perf ib_read_lat -n 500 -s 64
+run_case "ib_read_lat 64 B: Read Responses sent in the requester's call" \
+	case_read_poster 500
 run_case "ib_write_bw all sizes 2 B..8 MiB" perf ib_write_bw -a -n 20
 run_case "ib_read_bw all sizes 2 B..8 MiB" perf ib_read_bw -a -n 20
 run_case "ib_send_bw all sizes 2 B..8 MiB" perf ib_send_bw -a -n 20

@@ -172,6 +172,9 @@ struct xiw_dev_cfg {
  * @stats.tx_zc_bytes: payload octets sent zero-copy
  * @stats.tx_zc_copied: connections that stopped sending zero-copy because
  *	the stack copied their pages (XIW_TX_ZCOPY_AUTO)
+ * @stats.tx_poster_runs: transmit engine runs that a user QP's doorbell
+ *	took over from the worker, in the poster's system call, when its own
+ *	sendmsg() kicked them on this host (xiw_tx_defer_end())
  * @stats.rx_fpdus: DDP segments received whole (CRC checked when agreed)
  * @stats.rx_bytes: stream octets the receive engine took from TCP
  * @stats.rx_crc_errors: FPDUs whose CRC32c did not match
@@ -220,6 +223,7 @@ struct xiw_device {
 		atomic64_t tx_zc_fpdus;
 		atomic64_t tx_zc_bytes;
 		atomic64_t tx_zc_copied;
+		atomic64_t tx_poster_runs;
 		atomic64_t rx_fpdus;
 		atomic64_t rx_bytes;
 		atomic64_t rx_crc_errors;

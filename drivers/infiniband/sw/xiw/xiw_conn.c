@@ -28,6 +28,58 @@ static struct workqueue_struct *xiw_tx_wq;
 static struct workqueue_struct *xiw_close_wq;
 static atomic_t xiw_tx_next_cpu = ATOMIC_INIT(0);
 
+/*
+ * Kicks taken over by a doorbell's caller.  A user QP's doorbell runs its
+ * transmit engine in the poster's system call (xiw_conn_sq_kick()); when
+ * the peer QP is on this host, TCP delivers to it in softirq right there,
+ * in the poster's context, and a Read Request (or anything else that
+ * needs the peer's engine) kicks that engine.  Handed to its worker, the
+ * Read Response waits for a wakeup and for the preemption of whatever
+ * runs on the worker's CPU -- the spinning requester, as often as not.
+ * Instead the kick goes on this CPU's list and the poster runs the engine
+ * itself once its own is done, still in its system call -- when it has
+ * nothing more to send: a poster streaming from a full send queue leaves
+ * the kicks to the workers (xiw_tx_defer_end()).
+ *
+ * @task is the poster that runs engines on this CPU (migration disabled
+ * meanwhile), NULL when none does; @qp is its QP; @list holds the
+ * connections whose kicks it took over.  All are this CPU's: written with
+ * bottom halves off by the poster and read or added to by softirq in its
+ * context.
+ */
+struct xiw_tx_defer {
+	struct task_struct *task;
+	struct xiw_qp *qp;
+	struct list_head list;
+};
+
+static DEFINE_PER_CPU(struct xiw_tx_defer, xiw_tx_defer);
+
+/*
+ * Take the kick over for the poster running on this CPU, if it is the one
+ * TCP's softirq runs on behalf of.  true: the poster runs the engine.
+ */
+static bool xiw_conn_tx_defer(struct xiw_conn *conn)
+{
+	struct xiw_tx_defer *d;
+
+	if (in_hardirq() || !in_serving_softirq())
+		return false;
+	d = this_cpu_ptr(&xiw_tx_defer);
+	/* A poster with more to send would hand it to the worker anyway. */
+	if (d->task != current || xiw_sqe_next_valid(d->qp))
+		return false;
+	/* Already waiting in a list: its drain runs the engine. */
+	if (test_and_set_bit(0, &conn->tx_deferred))
+		return true;
+	if (!refcount_inc_not_zero(&conn->users)) {
+		clear_bit(0, &conn->tx_deferred);
+		return false;
+	}
+	list_add_tail(&conn->tx_defer_entry, &d->list);
+	return true;
+}
+
 /**
  * xiw_conn_kick_tx - make the transmit engine run
  * @conn: the connection
@@ -36,7 +88,7 @@ static atomic_t xiw_tx_next_cpu = ATOMIC_INIT(0);
  */
 void xiw_conn_kick_tx(struct xiw_conn *conn)
 {
-	if (xiw_conn_tx_kickable(conn))
+	if (xiw_conn_tx_kickable(conn) && !xiw_conn_tx_defer(conn))
 		queue_work_on(READ_ONCE(conn->tx_cpu), xiw_tx_wq,
 			      &conn->tx_work);
 }
@@ -530,6 +582,70 @@ static void xiw_conn_put_user(struct xiw_conn *conn)
 }
 
 /*
+ * The poster of @qp starts running engines on this CPU: kicks from
+ * softirq in its context come to it (xiw_conn_tx_defer()).  NULL if
+ * another poster, preempted on this CPU, holds the list.
+ */
+static struct xiw_tx_defer *xiw_tx_defer_begin(struct xiw_qp *qp)
+{
+	struct xiw_tx_defer *d;
+
+	migrate_disable();
+	local_bh_disable();
+	d = this_cpu_ptr(&xiw_tx_defer);
+	if (d->task) {
+		d = NULL;
+	} else {
+		d->task = current;
+		d->qp = qp;
+	}
+	local_bh_enable();
+	if (!d)
+		migrate_enable();
+	return d;
+}
+
+/*
+ * Hand the list back and run the engines whose kicks the poster took
+ * over, in kick order, if @run: the poster has nothing more in its own
+ * send queue and would only go back to wait for its completion.  A
+ * poster with more to send leaves them to their workers, as it does an
+ * engine already running elsewhere (a worker, another poster): streaming
+ * Reads must not wait while their poster frames Read Responses.  Kicks
+ * during these runs go to the workers too.
+ */
+static void xiw_tx_defer_end(struct xiw_tx_defer *d, bool run)
+{
+	struct xiw_conn *conn;
+	LIST_HEAD(todo);
+
+	local_bh_disable();
+	list_splice_init(&d->list, &todo);
+	d->task = NULL;
+	local_bh_enable();
+	while (!list_empty(&todo)) {
+		conn = list_first_entry(&todo, struct xiw_conn, tx_defer_entry);
+		list_del(&conn->tx_defer_entry);
+		/* A kick from here on is a new one. */
+		clear_bit(0, &conn->tx_deferred);
+		/*
+		 * The run below sees the work of any kick that found the bit
+		 * set (pairs with test_and_set_bit() in the kicker).
+		 */
+		smp_mb__after_atomic();
+		if (run && mutex_trylock(&conn->tx_mutex)) {
+			atomic64_inc(&conn->qp->xdev->stats.tx_poster_runs);
+			xiw_qp_tx_run(conn);
+			mutex_unlock(&conn->tx_mutex);
+		} else {
+			xiw_conn_kick_tx(conn);
+		}
+		xiw_conn_put_user(conn);
+	}
+	migrate_enable();
+}
+
+/*
  * Kick the transmit engine on a CPU other than the caller's: the worker
  * then frames and sends while the caller goes on posting.  The worker
  * moves there for good: its own re-kicks (budget spent, socket writable
@@ -584,8 +700,12 @@ static void xiw_conn_sq_kick(struct xiw_qp *qp)
 			goto out;
 		}
 		if (mutex_trylock(&conn->tx_mutex)) {
+			struct xiw_tx_defer *d = xiw_tx_defer_begin(qp);
+
 			xiw_qp_tx_run(conn);
 			mutex_unlock(&conn->tx_mutex);
+			if (d)
+				xiw_tx_defer_end(d, !xiw_sqe_next_valid(qp));
 			goto out;
 		}
 	}
@@ -836,6 +956,7 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 	INIT_DELAYED_WORK(&conn->rnr_work, xiw_conn_rnr_work);
 	INIT_DELAYED_WORK(&conn->term_work, xiw_conn_term_work);
 	INIT_LIST_HEAD(&conn->dev_entry);
+	INIT_LIST_HEAD(&conn->tx_defer_entry);
 	conn->tx_batch = max_t(u32, args->tx_batch, 1);
 	conn->tx_zcopy = args->tx_zcopy;
 	conn->rnr_ms = args->soft_rnr_ms;
@@ -1051,6 +1172,10 @@ u64 xiw_dev_tcp_retrans(struct xiw_device *xdev)
  */
 int xiw_conn_init(void)
 {
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		INIT_LIST_HEAD(&per_cpu(xiw_tx_defer, cpu).list);
 	xiw_tx_wq = alloc_workqueue("xiw_tx",
 				    WQ_HIGHPRI | WQ_MEM_RECLAIM | XIW_WQ_PERCPU, 0);
 	if (!xiw_tx_wq)

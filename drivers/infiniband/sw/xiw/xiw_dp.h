@@ -320,6 +320,9 @@ struct xiw_conn_step {
  * @tx_mutex: held while the transmit engine runs, by @tx_work or by the
  *	doorbell of a user QP running it in the caller's context; guards the
  *	transmit state below
+ * @tx_deferred: bit 0 set while a kick of the engine waits in a CPU's
+ *	deferral list (xiw_conn_tx_defer()), which holds a @users reference
+ * @tx_defer_entry: entry in that list; only its CPU touches it
  * @close_work: teardown, ends in @cm_ops->llp_close
  * @dev_entry: entry in the device's @conn_list, from xiw_conn_start()
  *	until teardown gives the socket back
@@ -436,6 +439,8 @@ struct xiw_conn {
 	int tx_cpu;
 	struct work_struct tx_work;
 	struct mutex tx_mutex;		/* the transmit engine */
+	unsigned long tx_deferred;
+	struct list_head tx_defer_entry;
 	struct work_struct close_work;
 	struct list_head dev_entry;
 	struct delayed_work rnr_work;
