@@ -663,6 +663,7 @@ int xiw_qp_connect(struct xiw_qp *qp, const struct xiw_qp_transport_ops *tops,
 int xiw_sqe_fetch(struct xiw_qp *qp, struct xiw_ksqe *sqe);
 bool xiw_sqe_next_unsignalled(struct xiw_qp *qp);
 bool xiw_sqe_next_valid(struct xiw_qp *qp);
+bool xiw_sqe_pending(struct xiw_qp *qp);
 int xiw_sqe_complete(struct xiw_qp *qp, const struct xiw_ksqe *sqe,
 		     u32 bytes, enum xiw_wc_status status);
 int xiw_sqe_complete_id(struct xiw_qp *qp, u64 id, u8 opcode, u16 flags,

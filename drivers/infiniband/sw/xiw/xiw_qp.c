@@ -314,6 +314,36 @@ bool xiw_sqe_next_valid(struct xiw_qp *qp)
 }
 
 /**
+ * xiw_sqe_pending - may the transmit engine find a posted SQE?
+ * @qp: the QP
+ *
+ * The transmit engine's look before it takes the locks of xiw_sqe_fetch():
+ * false when xiw_sqe_fetch() would find the queue empty, with the same
+ * ordering against a user's post (the second look after the barrier, as
+ * in xiw_sqe_take_user()).  For the engine, which alone moves sq_get
+ * while the QP runs; a flush moving it meanwhile only makes the answer
+ * stale, and the locked fetch decides.
+ */
+bool xiw_sqe_pending(struct xiw_qp *qp)
+{
+	u32 idx = READ_ONCE(qp->sq_get) % qp->num_sqe;
+	struct xiw_sqe *sqe;
+
+	if (qp->kernel_verbs)
+		/* Pairs with the release of VALID in xiw_post_send(). */
+		return smp_load_acquire(&((struct xiw_ksqe *)qp->sendq)[idx].flags) &
+		       XIW_WQE_VALID;
+	sqe = &((struct xiw_sqe *)qp->sendq)[idx];
+	/* Pairs with libsiw's store of VALID. */
+	if (smp_load_acquire(&sqe->flags) & XIW_WQE_VALID)
+		return true;
+	/* Our release of the previous SQE before the second look. */
+	smp_mb();
+	/* The second look, after the barrier. */
+	return smp_load_acquire(&sqe->flags) & XIW_WQE_VALID;
+}
+
+/**
  * xiw_sqe_next_unsignalled - is the oldest posted SQE an unsignalled one?
  * @qp: a user QP
  *

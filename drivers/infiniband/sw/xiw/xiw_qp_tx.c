@@ -943,6 +943,9 @@ static bool xiw_tx_next_sqe(struct xiw_conn *conn)
 	int rv;
 
 	for (;;) {
+		/* Nothing posted: the look needs none of the locks below. */
+		if (!xiw_sqe_pending(conn->qp))
+			return false;
 		/*
 		 * Taken off the ring and owned in one section of @lock.  The
 		 * flush hook runs once the QP's state reads ERROR and tests
