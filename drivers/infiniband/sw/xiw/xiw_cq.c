@@ -16,12 +16,14 @@
  * The completion handler of a user CQ is uverbs's, which queues an event
  * for the completion channel and wakes its reader: it takes only its own
  * lock and never calls back into the driver, so it runs right where the
- * CQE is written, whatever locks the data path holds there.  A kernel
- * consumer's handler may call back (poll, re-arm, post), so for kernel
- * CQs, and for CQ events of both, the handler never runs on the call
+ * CQE is written, whatever locks the data path holds there.  So does the
+ * RDMA core's handler of a CQ it polls for a kernel consumer in softirq
+ * or on a workqueue, which only schedules that poll.  Any other kernel
+ * consumer's handler may call back (poll, re-arm, post), so for those
+ * CQs, and for CQ events of all, the handler never runs on the call
  * chain that produced the completion: a per-CQ work item (xiw_cq_work())
  * runs it, and a work item never runs concurrently with itself, so at
- * most one handler runs per kernel CQ at a time.  It runs with bottom
+ * most one handler runs per such CQ at a time.  It runs with bottom
  * halves disabled, the context a NIC driver's handler has.
  */
 
@@ -128,6 +130,33 @@ static bool xiw_cq_notify_disarm(struct xiw_cq *cq, bool solicited)
 }
 
 /*
+ * May the CQ's completion handler run where the CQE is written, under
+ * whatever locks the data path holds there?  A user CQ's is uverbs's,
+ * which queues the event under a lock of its own.  A kernel CQ that the
+ * RDMA core polls for its consumer (ib_alloc_cq(), ib_cq_pool_get(): it
+ * allocated the CQ's batch of work completions) in softirq or on a
+ * workqueue has the core's handler, which only schedules that poll
+ * (irq_poll_sched(), queue_work()).  Any other kernel handler (a CQ from
+ * ib_create_cq(), whose consumer may poll, post or re-arm from it) runs
+ * from the CQ's work item, where no lock of ours is held.
+ */
+static bool xiw_cq_handler_inline(struct xiw_cq *cq)
+{
+	if (!cq->kernel_verbs)
+		return true;
+	if (!cq->base_cq.wc)
+		return false;
+	switch (cq->base_cq.poll_ctx) {
+	case IB_POLL_SOFTIRQ:
+	case IB_POLL_WORKQUEUE:
+	case IB_POLL_UNBOUND_WORKQUEUE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
  * Write one CQE: @ext is the invalidated STag (@cqe_flags has
  * XIW_WQE_REM_INVAL), the immediate data (XIW_WQE_IMM) or unused.
  */
@@ -182,7 +211,7 @@ static int xiw_cqe_put(struct xiw_cq *cq, u64 wr_id, u8 opcode,
 	 * A hop through the work item would cost the event-driven consumer
 	 * a wakeup of the worker and a context switch per event.
 	 */
-	if (!cq->kernel_verbs && cq->base_cq.comp_handler)
+	if (cq->base_cq.comp_handler && xiw_cq_handler_inline(cq))
 		cq->base_cq.comp_handler(&cq->base_cq, cq->base_cq.cq_context);
 	else
 		xiw_cq_raise(cq, XIW_CQ_EV_COMP);
@@ -200,8 +229,9 @@ static int xiw_cqe_put(struct xiw_cq *cq, u64 wr_id, u8 opcode,
  * @qp: the QP the work request belongs to
  * @solicited: the completion is solicited (wakes XIW_NOTIFY_SOLICITED)
  *
- * Any context; never sleeps.  The completion handler, if armed, runs later
- * from the CQ's work item.
+ * Any context; never sleeps.  The completion handler, if armed, runs here
+ * when it only schedules the consumer's poll (user CQs, CQs the RDMA core
+ * polls), else later from the CQ's work item.
  *
  * Return: 0, or -ENOMEM if the ring was full (the CQE is dropped and
  * IB_EVENT_CQ_ERR is raised).

@@ -182,7 +182,7 @@ static void xiw_cq_notify_next_and_solicited(struct kunit *test)
 /*
  * A user CQ's handler (uverbs's) is called where the CQE is written, with
  * whatever the data path holds: here with interrupts off, nothing left for
- * the work item.  A kernel CQ's still waits for the work item.
+ * the work item.  A kernel consumer's own handler still waits for it.
  */
 static void xiw_cq_user_handler_runs_inline(struct kunit *test)
 {
@@ -215,11 +215,61 @@ static void xiw_cq_user_handler_runs_inline(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 1, u->comp_calls);
 }
 
+/*
+ * A kernel CQ the RDMA core polls for its consumer (the core allocated
+ * its batch of work completions; softirq or workqueue polling) has the
+ * core's handler, which only schedules: it runs where the CQE is written
+ * too.  A CQ polled directly, or one whose consumer brought its own
+ * handler (ib_create_cq()), keeps the work item.
+ */
+static void xiw_cq_core_handler_runs_inline(struct kunit *test)
+{
+	static const struct {
+		enum ib_poll_context ctx;
+		bool core;
+		bool inline_call;
+	} v[] = {
+		{ IB_POLL_SOFTIRQ, true, true },
+		{ IB_POLL_WORKQUEUE, true, true },
+		{ IB_POLL_UNBOUND_WORKQUEUE, true, true },
+		{ IB_POLL_DIRECT, true, false },
+		{ IB_POLL_SOFTIRQ, false, false },
+	};
+	struct xiw_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	struct ib_wc *wc = kunit_kzalloc(test, sizeof(*wc), GFP_KERNEL);
+	unsigned long flags;
+	unsigned int i;
+	int rv, calls;
+
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	KUNIT_ASSERT_NOT_NULL(test, wc);
+	for (i = 0; i < ARRAY_SIZE(v); i++) {
+		struct xiw_kcq *k = xiw_kcq_new(test, 4);
+
+		k->cq.base_cq.poll_ctx = v[i].ctx;
+		k->cq.base_cq.wc = v[i].core ? wc : NULL;
+		KUNIT_EXPECT_EQ(test, 0, xiw_req_notify_cq(&k->cq.base_cq,
+							   IB_CQ_NEXT_COMP));
+		/* The CQ's per-CPU work item cannot run before the restore. */
+		local_irq_save(flags);
+		rv = xiw_cqe_add(&k->cq, i, XIW_OP_SEND, XIW_WC_SUCCESS, 0, 0,
+				 qp, false);
+		calls = k->comp_calls;
+		local_irq_restore(flags);
+		KUNIT_EXPECT_EQ(test, 0, rv);
+		KUNIT_EXPECT_EQ_MSG(test, v[i].inline_call ? 1 : 0, calls,
+				    "case %u", i);
+		xiw_kcq_settle(k);
+		KUNIT_EXPECT_EQ_MSG(test, 1, k->comp_calls, "case %u", i);
+	}
+}
+
 static struct kunit_case xiw_cq_cases[] = {
 	KUNIT_CASE(xiw_cq_overflow_drops_and_reports),
 	KUNIT_CASE(xiw_cq_one_entry_ring),
 	KUNIT_CASE(xiw_cq_notify_next_and_solicited),
 	KUNIT_CASE(xiw_cq_user_handler_runs_inline),
+	KUNIT_CASE(xiw_cq_core_handler_runs_inline),
 	{}
 };
 
