@@ -49,7 +49,9 @@
 # perftest point once more per driver under `perf stat -a` and once under
 # `perf record -a -g` and prints what they saw (scheduler and workqueue
 # events, the hottest symbols) on stderr; those runs' numbers are
-# printed, not recorded (not on the wire).  BENCH_XIW_B (a second xiw.ko)
+# printed, not recorded (not on the wire); BENCH_PROFILE_SYMS adds the
+# callers of those kernel symbols, BENCH_TRACE_FUNCS a function_graph run
+# timing those functions.  BENCH_XIW_B (a second xiw.ko)
 # adds driver "xiwb" to the turns: see xiw_use below.
 set -uo pipefail
 
@@ -547,6 +549,61 @@ run_scale() {
 	devs_down
 }
 
+# trace_point DRIVER TOOL SIZE: one more run of the point with the
+# function_graph tracer on the functions of BENCH_TRACE_FUNCS (those this
+# kernel and the loaded modules have): calls and the median and 90th
+# percentile of their durations, per function.
+trace_point() {
+	local t=/sys/kernel/tracing f funcs=
+	for f in $BENCH_TRACE_FUNCS; do
+		grep -Eq "^$f([[:space:]]|\$)" $t/available_filter_functions &&
+			funcs+=" $f"
+	done
+	[ -n "$funcs" ] || return 0
+	echo 0 >$t/tracing_on
+	echo nop >$t/current_tracer
+	echo 16384 >$t/buffer_size_kb
+	echo "$funcs" >$t/set_ftrace_filter ||
+		log "trace: set_ftrace_filter refused some of$funcs"
+	log "trace: $(wc -l <$t/set_ftrace_filter) functions:$funcs"
+	echo function_graph >$t/current_tracer
+	echo 1 >$t/options/funcgraph-tail
+	echo >$t/trace
+	echo 1 >$t/tracing_on
+	perf "$1" "$2" "$3" p "$(iters_for "$3" "$2")"
+	echo 0 >$t/tracing_on
+	# "  9.432 us  |  f();" for a leaf, "} /* f */" closing one with
+	# traced callees.
+	awk -v h="bench: profile: $1 $2 $3: trace:" '
+		/us +\|/ {
+			d = ""
+			for (i = 1; i <= NF; i++) if ($(i + 1) == "us") { d = $i; break }
+			if (d == "") next
+			# A module function reads "f [module]".
+			if (match($0, /\/\* [A-Za-z0-9_.]+( \[[A-Za-z0-9_]+\])? \*\//))
+				fn = substr($0, RSTART + 3, RLENGTH - 6)
+			else if (match($0, /[A-Za-z0-9_.]+( \[[A-Za-z0-9_]+\])?\(\);/))
+				fn = substr($0, RSTART, RLENGTH - 3)
+			else
+				next
+			sub(/ .*/, "", fn)
+			print fn, d
+		}' $t/trace | sort -k1,1 -k2,2g |
+		awk -v h="bench: profile: $1 $2 $3: trace:" '
+		function out(  p) {
+			if (!n) return
+			p = int(n * 0.9)
+			if (p < 1) p = 1
+			printf "%s %s calls %d median %.2f us p90 %.2f us\n", h, cur, n, v[int((n + 1) / 2)], v[p]
+		}
+		$1 != cur { out(); cur = $1; n = 0 }
+		{ v[++n] = $2 }
+		END { out() }' >&2
+	echo nop >$t/current_tracer
+	echo >$t/set_ftrace_filter
+	echo 1 >$t/tracing_on
+}
+
 # profile DRIVER: every point of BENCH_POINTS once under perf stat and once
 # under perf record, both over all CPUs for the length of the client's
 # run; their numbers go to the log only.
@@ -590,6 +647,15 @@ profile() {
 			--dsos '[kernel.kallsyms]' --sort sym --percent-limit 0.5 2>/dev/null |
 			grep -v '^#' | grep . | head -n "${BENCH_PROFILE_LINES:-60}" |
 			sed "s/^/bench: profile: $drv $tool $size: children: /" >&2
+		[ -z "${BENCH_TRACE_FUNCS:-}" ] ||
+			trace_point "$drv" "$tool" "$size"
+		# BENCH_PROFILE_SYMS: who calls these symbols (own samples).
+		for sym in ${BENCH_PROFILE_SYMS:-}; do
+			command perf report -i "$data" --stdio --no-children -n \
+				-S "$sym" -g graph,2,callee --percent-limit 0.01 2>/dev/null |
+				grep -v '^#' | grep . | head -n 80 |
+				sed "s/^/bench: profile: $drv $tool $size: callers $sym: /" >&2
+		done
 	done
 	client_wrap=()
 	out=$keep
