@@ -574,7 +574,7 @@ trace_point() {
 	echo 0 >$t/tracing_on
 	# "  9.432 us  |  f();" for a leaf, "} /* f */" closing one with
 	# traced callees.
-	awk -v h="bench: profile: $1 $2 $3: trace:" '
+	awk '
 		/us +\|/ {
 			d = ""
 			for (i = 1; i <= NF; i++) if ($(i + 1) == "us") { d = $i; break }

@@ -209,13 +209,41 @@ static bool xiw_qp_signalled(const struct xiw_qp *qp, u16 flags)
 	return qp->sig_all || (flags & XIW_WQE_SIGNALLED);
 }
 
+/**
+ * xiw_sqe_pending - may the transmit engine find a posted SQE?
+ * @qp: the QP
+ *
+ * libsiw stores a user SQE's flags atomically, VALID last, and rings only
+ * if it finds the SQE before its new one taken (its seq_cst store, then
+ * load): a slot seen empty is looked at once more after a full barrier,
+ * or both sides could miss the other and the queue stall while the
+ * transmit engine runs beside the poster.  The fetch's look under
+ * sq_lock, and the engine's before it takes any lock: for the engine,
+ * which alone moves sq_get while the QP runs, a flush moving it
+ * meanwhile only makes the answer stale, and the locked fetch decides.
+ */
+bool xiw_sqe_pending(struct xiw_qp *qp)
+{
+	u32 idx = READ_ONCE(qp->sq_get) % qp->num_sqe;
+	struct xiw_sqe *sqe;
+
+	if (qp->kernel_verbs)
+		/* Pairs with the release of VALID in xiw_post_send(). */
+		return smp_load_acquire(&((struct xiw_ksqe *)qp->sendq)[idx].flags) &
+		       XIW_WQE_VALID;
+	sqe = &((struct xiw_sqe *)qp->sendq)[idx];
+	/* Pairs with libsiw's store of VALID. */
+	if (smp_load_acquire(&sqe->flags) & XIW_WQE_VALID)
+		return true;
+	/* Our release of the previous SQE before the second look. */
+	smp_mb();
+	/* The second look, after the barrier. */
+	return smp_load_acquire(&sqe->flags) & XIW_WQE_VALID;
+}
+
 /*
- * The user SQE at @sqe, copied and checked into @out; the slot is freed.
- * libsiw stores the flags atomically, VALID last, and rings only if it
- * finds the SQE before its new one taken (its seq_cst store, then load):
- * a slot seen empty is looked at once more after a full barrier, or both
- * sides could miss the other and the queue stall while the transmit
- * engine runs beside the poster.
+ * The user SQE at @sqe, found VALID (xiw_sqe_pending()), copied and
+ * checked into @out; the slot is freed.
  */
 static int xiw_sqe_take_user(struct xiw_qp *qp, struct xiw_sqe *sqe,
 			     struct xiw_ksqe *out)
@@ -223,14 +251,6 @@ static int xiw_sqe_take_user(struct xiw_qp *qp, struct xiw_sqe *sqe,
 	struct xiw_sqe tmp;
 	int rv = 0;
 
-	/* Pairs with libsiw's store of VALID. */
-	if (!(smp_load_acquire(&sqe->flags) & XIW_WQE_VALID)) {
-		/* Our release of the previous SQE before the second look. */
-		smp_mb();
-		/* The second look, after the barrier. */
-		if (!(smp_load_acquire(&sqe->flags) & XIW_WQE_VALID))
-			return -ENOENT;
-	}
 	memcpy(&tmp, sqe, sizeof(tmp));
 	/* Done reading: the slot belongs to userspace again. */
 	smp_store_release(&sqe->flags, 0);
@@ -281,13 +301,12 @@ static int xiw_sqe_take_locked(struct xiw_qp *qp, struct xiw_ksqe *out)
 
 	lockdep_assert_held(&qp->sq_lock);
 
+	if (!xiw_sqe_pending(qp))
+		return -ENOENT;
 	if (!qp->kernel_verbs)
 		return xiw_sqe_take_user(qp, &((struct xiw_sqe *)qp->sendq)[idx],
 					 out);
 	sqe = &((struct xiw_ksqe *)qp->sendq)[idx];
-	/* Pairs with the release of VALID in xiw_post_send(). */
-	if (!(smp_load_acquire(&sqe->flags) & XIW_WQE_VALID))
-		return -ENOENT;
 	*out = *sqe;
 	/* The copy is done before the slot is free again. */
 	smp_store_release(&sqe->flags, 0);
@@ -311,36 +330,6 @@ bool xiw_sqe_next_valid(struct xiw_qp *qp)
 		       XIW_WQE_VALID;
 	return READ_ONCE(((struct xiw_sqe *)qp->sendq)[idx].flags) &
 	       XIW_WQE_VALID;
-}
-
-/**
- * xiw_sqe_pending - may the transmit engine find a posted SQE?
- * @qp: the QP
- *
- * The transmit engine's look before it takes the locks of xiw_sqe_fetch():
- * false when xiw_sqe_fetch() would find the queue empty, with the same
- * ordering against a user's post (the second look after the barrier, as
- * in xiw_sqe_take_user()).  For the engine, which alone moves sq_get
- * while the QP runs; a flush moving it meanwhile only makes the answer
- * stale, and the locked fetch decides.
- */
-bool xiw_sqe_pending(struct xiw_qp *qp)
-{
-	u32 idx = READ_ONCE(qp->sq_get) % qp->num_sqe;
-	struct xiw_sqe *sqe;
-
-	if (qp->kernel_verbs)
-		/* Pairs with the release of VALID in xiw_post_send(). */
-		return smp_load_acquire(&((struct xiw_ksqe *)qp->sendq)[idx].flags) &
-		       XIW_WQE_VALID;
-	sqe = &((struct xiw_sqe *)qp->sendq)[idx];
-	/* Pairs with libsiw's store of VALID. */
-	if (smp_load_acquire(&sqe->flags) & XIW_WQE_VALID)
-		return true;
-	/* Our release of the previous SQE before the second look. */
-	smp_mb();
-	/* The second look, after the barrier. */
-	return smp_load_acquire(&sqe->flags) & XIW_WQE_VALID;
 }
 
 /**
