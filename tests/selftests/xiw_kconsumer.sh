@@ -15,8 +15,8 @@
 # one QP to ERROR while its Sends and receives are being taken, after
 # which each of them has completed exactly once.  The client device's
 # tx_zcopy is "on" for these (over lo the stack copies what it delivers,
-# which "auto" answers by copying itself); a third run with "auto" checks
-# just that.
+# which "auto" answers with TCP copying straight from the pages); a third
+# run with "auto" checks just that, a fourth with MPA CRC too.
 #
 #   xkc0 (dummy) 192.0.2.1     -- xiw device xka (server)
 #   xkc1 (dummy) 198.51.100.1  -- xiw device xkb (client)
@@ -34,12 +34,14 @@ with_devs() {
 
 # t_ktest [ZCOPY]: xiw_ktest with the client's tx_zcopy ZCOPY (default on).
 t_ktest() {
-	local mark log rc=0 zc0 zc1 cp0 cp1 mode=${1:-on}
+	local mark log rc=0 zc0 zc1 cp0 cp1 pc0 pc1 mode=${1:-on}
 	need_module xiw_ktest || fail "cannot load xiw_ktest"
 	set_knob "$IBDIR/xkb/tx_zcopy" "$mode" || fail "cannot set tx_zcopy $mode on xkb"
 	zc0=$(hw_counter xkb tx_zcopy_fpdus)
 	[ -n "$zc0" ] || fail "no tx_zcopy_fpdus counter on xkb"
 	cp0=$(hw_counter xkb tx_zcopy_copied)
+	pc0=$(hw_counter xkb tx_page_copy_fpdus)
+	[ -n "$pc0" ] || fail "no tx_page_copy_fpdus counter on xkb"
 	mark="xiw_kconsumer: $(date +%s%N)"
 	echo "$mark" >/dev/kmsg
 	echo "# + echo '192.0.2.1 198.51.100.1' > /sys/module/xiw_ktest/parameters/run"
@@ -53,10 +55,12 @@ t_ktest() {
 	# The client's 1 MiB Write comes from page-allocator memory over lo
 	# (64 KiB MSS): with tx_zcopy on its payload goes out zero-copy, and
 	# the step above compared every page.  With auto the stack's copy of
-	# the first zero-copy FPDUs delivered over lo turns it off.
+	# the first zero-copy FPDUs delivered over lo turns it off, and TCP
+	# copies the rest of the Write's FPDUs straight from those pages.
 	zc1=$(hw_counter xkb tx_zcopy_fpdus)
 	cp1=$(hw_counter xkb tx_zcopy_copied)
-	echo "# xkb tx_zcopy $mode: tx_zcopy_fpdus $zc0 -> $zc1, tx_zcopy_copied $cp0 -> $cp1"
+	pc1=$(hw_counter xkb tx_page_copy_fpdus)
+	echo "# xkb tx_zcopy $mode: tx_zcopy_fpdus $zc0 -> $zc1, tx_zcopy_copied $cp0 -> $cp1, tx_page_copy_fpdus $pc0 -> $pc1"
 	if [ "$mode" = on ]; then
 		((zc1 >= zc0 + 16)) || fail "the 1 MiB Write did not go out zero-copy"
 		((cp1 == cp0)) || fail "tx_zcopy on, yet a connection stopped zero-copy"
@@ -66,6 +70,10 @@ t_ktest() {
 		((cp1 > cp0)) || fail "tx_zcopy auto: the stack's copies over lo did not turn zero-copy off"
 		((zc1 - zc0 <= 4 * (cp1 - cp0))) ||
 			fail "tx_zcopy auto: more than 4 zero-copy FPDUs per connection"
+		# 1 MiB in FPDUs of less than 64 KiB: 17 at least, 4 of them
+		# zero-copy at most.
+		((pc1 - pc0 >= 13)) ||
+			fail "tx_zcopy auto: the 1 MiB Write's FPDUs were not copied from its pages"
 	fi
 	! may_unload xiw_ktest || xrun rmmod xiw_ktest
 }
@@ -88,8 +96,9 @@ with_crc() {
 }
 
 ktap_header
-ktap_plan 3
+ktap_plan 4
 run_case "kernel consumer: rdma_cm, DMA MR, SRQ, fast-reg 256 pages, RFC 7306 atomics and immediate data, invalidate, drain, ERROR mid-traffic" with_devs t_ktest
 run_case "kernel consumer with MPA CRC: zero-copy FPDUs pass the peer's CRC check" with_crc with_devs t_ktest
-run_case "kernel consumer, tx_zcopy auto: the stack copies zero-copy FPDUs over lo, the connection copies instead" with_devs t_ktest auto
+run_case "kernel consumer, tx_zcopy auto: the stack copies zero-copy FPDUs over lo, then TCP copies from the pages" with_devs t_ktest auto
+run_case "kernel consumer, tx_zcopy auto with MPA CRC: FPDUs TCP copied from the pages pass the peer's CRC check" with_crc with_devs t_ktest auto
 ktap_finish

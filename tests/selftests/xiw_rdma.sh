@@ -41,9 +41,10 @@ both_devices_used() {
 	grep -q 'dev xra' <<<"$ids" && grep -q 'dev xrb' <<<"$ids"
 }
 
-# rping_run NS_SERVER NS_CLIENT ADDR COUNT SIZE: rping -v with data
-# verification; every one of COUNT rounds must be verified.  The rounds are
-# counted, not printed (the first and last few are).
+# rping_run NS_SERVER NS_CLIENT ADDR COUNT SIZE: rping -V (the client
+# compares what came back with what it sent, every round) -v; all COUNT
+# rounds must have run.  The rounds are counted, not printed (the first and
+# last few are).
 rping_run() {
 	local nss=$1 nsc=$2 addr=$3 count=$4 size=$5 n rc=0 bg
 	bg_run bg ip netns exec "$nss" rping -s -a "$addr" -p 7200 -C "$count" -S "$size" \
@@ -52,9 +53,9 @@ rping_run() {
 	# Neighbour discovery first: rping gives address resolution 2 s,
 	# which IPv6 on a fresh veth under TCG can miss.
 	xrun ip netns exec "$nsc" ping -c 1 -W 10 "$addr"
-	echo "# + ip netns exec $nsc rping -c -a $addr -p 7200 -C $count -S $size -v"
+	echo "# + ip netns exec $nsc rping -c -a $addr -p 7200 -C $count -S $size -V -v"
 	timeout 300 ip netns exec "$nsc" rping -c -a "$addr" -p 7200 -C "$count" \
-		-S "$size" -v >"$XIW_TMP/cli" 2>"$XIW_TMP/cli.err" || rc=$?
+		-S "$size" -V -v >"$XIW_TMP/cli" 2>"$XIW_TMP/cli.err" || rc=$?
 	# The first and last rounds, cut: a round's line is as long as its
 	# data (65000 characters), and a console of 115200 baud takes
 	# seconds for one.
@@ -93,6 +94,18 @@ case_rping_lo() {
 	record rdma xrlo
 	wait_for "$WAIT_TIMEOUT" ibdev_exists xrlo
 	rping_run "$NSA" "$NSA" "$addr" "$1" "$2"
+}
+
+# case_rping_pages ROUNDS SIZE: rping -V of SIZE bytes on lo (FPDUs of up
+# to 64 KiB) after which TCP must have copied FPDUs straight from the
+# consumer's pages: zero-copy ends at the stack's first copy ("auto").
+case_rping_pages() {
+	local pc
+	case_rping_lo "$1" "$2" 4
+	pc=$(hw_counter xrlo tx_page_copy_fpdus)
+	diag "xrlo tx_page_copy_fpdus: $pc, tx_zcopy_fpdus: $(hw_counter xrlo tx_zcopy_fpdus)"
+	[ -n "$pc" ] || fail "no tx_page_copy_fpdus counter on xrlo"
+	((pc > 0)) || fail "no FPDU copied by TCP from the pages"
 }
 
 # perf TOOL ARGS...: server in ns A, client in ns B; both must succeed.
@@ -191,13 +204,15 @@ check_wire() {
 
 ktap_header
 dyndbg_on "module xiw" || :
-ktap_plan 26
+ktap_plan 27
 run_case "rping -C 1000 -v, IPv4, CRC off" case_rping 1000 64
 run_case "rping -C 1000 -v, IPv6, CRC on" \
 	with_params "crc=prefer" check_wire 2 1 case_rping 1000 64 6
 run_case "rping -C 1000 -v on lo, IPv4, CRC on" \
 	with_params "crc=prefer" check_wire 2 1 case_rping_lo 1000 64 4
 run_case "rping -C 1000 -v on lo, IPv6, CRC off" case_rping_lo 1000 64 6
+run_case "rping 50 x 65000 bytes on lo, CRC on: FPDUs TCP copies from the pages" \
+	with_params "crc=prefer" check_wire 2 1 case_rping_pages 50 65000
 run_case "rping 200 rounds of 64 bytes across namespaces" case_rping 200 64
 run_case "rping 50 rounds of 65000 bytes (multi-FPDU messages)" case_rping 50 65000
 run_case "ib_send_bw 64 KiB" perf ib_send_bw -n 500 -s 65536

@@ -172,6 +172,7 @@ struct xiw_dev_cfg {
  * @stats.tx_zc_bytes: payload octets sent zero-copy
  * @stats.tx_zc_copied: connections that stopped sending zero-copy because
  *	the stack copied their pages (XIW_TX_ZCOPY_AUTO)
+ * @stats.tx_pc_fpdus: FPDUs TCP copied straight from the consumer's pages
  * @stats.tx_poster_runs: transmit engine runs that a user QP's doorbell
  *	took over from the worker, in the poster's system call, when its own
  *	sendmsg() kicked them on this host (xiw_tx_defer_end())
@@ -223,6 +224,7 @@ struct xiw_device {
 		atomic64_t tx_zc_fpdus;
 		atomic64_t tx_zc_bytes;
 		atomic64_t tx_zc_copied;
+		atomic64_t tx_pc_fpdus;
 		atomic64_t tx_poster_runs;
 		atomic64_t rx_fpdus;
 		atomic64_t rx_bytes;

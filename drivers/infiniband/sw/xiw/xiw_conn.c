@@ -789,7 +789,7 @@ static void xiw_conn_free(struct xiw_conn *conn)
 	cancel_work_sync(&conn->tx_work);
 	kvfree(conn->tx_payload);
 	xiw_tx_zc_drop(conn);
-	kfree(conn->tx_zc_vec);
+	kfree(conn->tx_vec);
 	kvfree(conn->tx_buf);
 	kfree(conn->irq);
 	kfree(conn->orq);

@@ -103,6 +103,12 @@ struct xiw_rx_untagged {
 #define XIW_TX_ZC_VECS		20
 
 /*
+ * Pieces on each side of that payload for the headers and the trailer of
+ * an FPDU TCP copies from the pages: each may cross one page boundary.
+ */
+#define XIW_TX_VEC_EDGE		2
+
+/*
  * The sink and source STag of the zero-length Read sent as P2P RTR: any
  * non-zero value, since peers reject STag 0; never an xiw MR's (their
  * index is never 0, so their STags are 0x100 and up).
@@ -391,13 +397,22 @@ struct xiw_conn_step {
  * @tx_sqe_active: @tx_sqe is owned by the transmit engine
  * @tx_sqe_len: total payload of @tx_sqe
  * @tx_sqe_off: payload octets of @tx_sqe framed so far
- * @tx_zc_vec: page pieces of a zero-copy FPDU's payload, sent after
- *	@tx_buf (which then holds ULPDU_Length and the headers only), each
- *	page referenced until TCP has taken the whole payload;
- *	XIW_TX_ZC_VECS entries, allocated by the first zero-copy FPDU
+ * @tx_vec: XIW_TX_ZC_VECS + 2 * XIW_TX_VEC_EDGE pieces, allocated by the
+ *	first FPDU framed from the consumer's pages
+ * @tx_zc_vec: page pieces of such an FPDU's payload (@tx_vec past its
+ *	first XIW_TX_VEC_EDGE), sent after @tx_buf (which then holds
+ *	ULPDU_Length and the headers only), each page referenced until TCP
+ *	has taken the whole payload
  * @tx_zc_n: entries of @tx_zc_vec, 0 for an FPDU built in @tx_buf
  * @tx_zc_len: payload octets in @tx_zc_vec
- * @tx_zc_off: payload octets TCP took
+ * @tx_zc_off: payload octets TCP took; under @tx_zc_copy, octets of the
+ *	whole FPDU
+ * @tx_zc_copy: TCP copies the payload from @tx_zc_vec (no MSG_ZEROCOPY):
+ *	headers, payload and trailer go in one call, @tx_pc_n pieces from
+ *	@tx_pc_vec, @tx_pc_len octets
+ * @tx_pc_vec: first piece of such an FPDU, in @tx_vec
+ * @tx_pc_n: its pieces
+ * @tx_pc_len: its octets
  * @tx_trl: pad and CRC of a zero-copy FPDU, sent last
  * @tx_trl_len: octets in @tx_trl
  * @tx_trl_off: octets of @tx_trl TCP took
@@ -475,10 +490,15 @@ struct xiw_conn {
 	size_t tx_off;
 	u32 tx_last_len;
 	bool tx_more;
+	struct bio_vec *tx_vec;
 	struct bio_vec *tx_zc_vec;
 	unsigned int tx_zc_n;
 	u32 tx_zc_len;
 	u32 tx_zc_off;
+	bool tx_zc_copy;
+	struct bio_vec *tx_pc_vec;
+	unsigned int tx_pc_n;
+	u32 tx_pc_len;
 	u8 tx_trl[MPA_ALIGN + MPA_CRC_LEN];
 	u8 tx_trl_len;
 	u8 tx_trl_off;

@@ -22,6 +22,10 @@
  * request at once, and its consumer may free the pages while a full socket
  * still holds the FPDU back.  Read Responses are always copied: nothing
  * tells the responder when the consumer may change the source again.
+ * Where zero-copy is off, such an FPDU still leaves the consumer's pages
+ * as they are: TCP copies them within one sendmsg() together with the
+ * headers and trailer, instead of the engine copying them into tx_buf
+ * first, and the request completes as a copied one does.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -92,6 +96,30 @@ static int xiw_tx_push_zc(struct xiw_conn *conn)
 	return 0;
 }
 
+/*
+ * Hand the rest of an FPDU framed around the consumer's pages to TCP,
+ * which copies it within the call: headers, payload and trailer at once.
+ */
+static int xiw_tx_push_pages(struct xiw_conn *conn, bool more)
+{
+	struct msghdr msg = {
+		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL |
+			     (more ? MSG_MORE : 0),
+	};
+	int rv;
+
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, conn->tx_pc_vec,
+		      conn->tx_pc_n, conn->tx_pc_len);
+	iov_iter_advance(&msg.msg_iter, conn->tx_zc_off);
+	while (conn->tx_zc_off < conn->tx_pc_len) {
+		rv = sock_sendmsg(conn->sock, &msg);
+		if (rv < 0)
+			return rv;
+		conn->tx_zc_off += rv;
+	}
+	return 0;
+}
+
 /* Hand the rest of the current FPDU to TCP; -EAGAIN when it is full. */
 static int xiw_tx_push(struct xiw_conn *conn, bool more)
 {
@@ -99,20 +127,30 @@ static int xiw_tx_push(struct xiw_conn *conn, bool more)
 	struct xiw_device *xdev;
 	int rv;
 
-	rv = xiw_tx_push_kvec(conn, conn->tx_buf, &conn->tx_off, conn->tx_len,
-			      more || conn->tx_zc_n);
-	if (!rv && conn->tx_zc_n)
-		rv = xiw_tx_push_zc(conn);
-	if (!rv && conn->tx_zc_n) {
-		rv = xiw_tx_push_kvec(conn, conn->tx_trl, &trl_off,
-				      conn->tx_trl_len, more);
-		conn->tx_trl_off = trl_off;
+	if (conn->tx_zc_n && conn->tx_zc_copy) {
+		rv = xiw_tx_push_pages(conn, more);
+	} else {
+		rv = xiw_tx_push_kvec(conn, conn->tx_buf, &conn->tx_off,
+				      conn->tx_len, more || conn->tx_zc_n);
+		if (!rv && conn->tx_zc_n)
+			rv = xiw_tx_push_zc(conn);
+		if (!rv && conn->tx_zc_n) {
+			rv = xiw_tx_push_kvec(conn, conn->tx_trl, &trl_off,
+					      conn->tx_trl_len, more);
+			conn->tx_trl_off = trl_off;
+		}
 	}
 	if (rv)
 		return rv;
 	xdev = conn->qp->xdev;
 	atomic64_add(conn->tx_len, &xdev->stats.tx_bytes);
-	if (conn->tx_zc_n) {
+	if (conn->tx_zc_n && conn->tx_zc_copy) {
+		atomic64_inc(&xdev->stats.tx_pc_fpdus);
+		atomic64_add(conn->tx_zc_len + conn->tx_trl_len,
+			     &xdev->stats.tx_bytes);
+		/* TCP has copied the pages. */
+		xiw_tx_zc_put_pages(conn->tx_zc_vec, conn->tx_zc_n);
+	} else if (conn->tx_zc_n) {
 		atomic64_inc(&xdev->stats.tx_zc_fpdus);
 		atomic64_add(conn->tx_zc_len, &xdev->stats.tx_zc_bytes);
 		atomic64_add(conn->tx_zc_len + conn->tx_trl_len,
@@ -1083,18 +1121,46 @@ static bool xiw_tx_zc_wanted(struct xiw_conn *conn)
 }
 
 /*
- * The page vector of zero-copy FPDUs, allocated by the first of them: a
- * connection that sends only small messages (or none) keeps it out of its
- * memory.  Without it the FPDU is copied.  Caller holds tx_mutex.
+ * The page vector of FPDUs framed around the consumer's pages, allocated
+ * by the first of them: a connection that sends only small messages (or
+ * none) keeps it out of its memory.  Without it the FPDU is copied.
+ * Caller holds tx_mutex.
  */
 static bool xiw_tx_zc_vecs(struct xiw_conn *conn)
 {
 	lockdep_assert_held(&conn->tx_mutex);
-	if (likely(conn->tx_zc_vec))
+	if (likely(conn->tx_vec))
 		return true;
-	conn->tx_zc_vec = kmalloc_array(XIW_TX_ZC_VECS,
-					sizeof(*conn->tx_zc_vec), GFP_KERNEL);
-	return conn->tx_zc_vec;
+	conn->tx_vec = kmalloc_array(XIW_TX_ZC_VECS + 2 * XIW_TX_VEC_EDGE,
+				     sizeof(*conn->tx_vec), GFP_KERNEL);
+	if (!conn->tx_vec)
+		return false;
+	conn->tx_zc_vec = conn->tx_vec + XIW_TX_VEC_EDGE;
+	return true;
+}
+
+/*
+ * Describe @len octets of kernel memory at @p (slab, or vmalloc like
+ * tx_buf may be) as page pieces into @bv, at most XIW_TX_VEC_EDGE of them.
+ * Only for TCP to copy from: it takes no reference on these pages.
+ */
+static unsigned int xiw_tx_kmem_vec(struct bio_vec *bv, const u8 *p,
+				    unsigned int len)
+{
+	unsigned int n = 0;
+
+	while (len) {
+		unsigned int in_page = offset_in_page(p);
+		unsigned int piece = min_t(unsigned int, len,
+					   PAGE_SIZE - in_page);
+		struct page *page = is_vmalloc_addr(p) ? vmalloc_to_page(p) :
+							 virt_to_page(p);
+
+		bvec_set_page(&bv[n++], page, piece, in_page);
+		p += piece;
+		len -= piece;
+	}
+	return n;
 }
 
 /* ULPDU_Length and the headers of a zero-copy FPDU into tx_buf. */
@@ -1116,9 +1182,13 @@ static int xiw_tx_zc_hdr(struct xiw_conn *conn, const struct xiw_rdmap_hdr *h,
 	return 0;
 }
 
-/* The payload is collected: add pad and CRC, account the stream. */
+/*
+ * The payload is collected: add pad and CRC, account the stream.  @copy:
+ * TCP copies the pages, and the headers and the trailer join them in
+ * tx_vec for one call.
+ */
 static void xiw_tx_zc_trailer(struct xiw_conn *conn, u32 crc, unsigned int n,
-			      u32 plen)
+			      u32 plen, bool copy)
 {
 	u32 ulpdu = conn->tx_len - MPA_HDR_LEN + plen;
 
@@ -1128,6 +1198,20 @@ static void xiw_tx_zc_trailer(struct xiw_conn *conn, u32 crc, unsigned int n,
 	conn->tx_trl_len = xiw_fpdu_trailer(crc, conn->tx.crc, ulpdu,
 					    conn->tx_trl);
 	conn->tx_trl_off = 0;
+	conn->tx_zc_copy = copy;
+	if (copy) {
+		struct bio_vec hdr[XIW_TX_VEC_EDGE];
+		unsigned int h = xiw_tx_kmem_vec(hdr, conn->tx_buf,
+						 conn->tx_len);
+
+		conn->tx_pc_vec = conn->tx_zc_vec - h;
+		memcpy(conn->tx_pc_vec, hdr, h * sizeof(*hdr));
+		conn->tx_pc_n = h + n +
+				xiw_tx_kmem_vec(conn->tx_zc_vec + n,
+						conn->tx_trl,
+						conn->tx_trl_len);
+		conn->tx_pc_len = conn->tx_len + plen + conn->tx_trl_len;
+	}
 	conn->tx.stream_pos += conn->tx_len + plen + conn->tx_trl_len;
 	conn->tx_last_len = conn->tx_len + plen + conn->tx_trl_len;
 	atomic64_inc(&conn->qp->xdev->stats.tx_fpdus);
@@ -1184,7 +1268,7 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	unsigned long flags;
 	struct xiw_tx_zc_walk zw = {};
 	u32 seg = 0, max, batched;
-	bool last, active, zc, place;
+	bool last, active, zc, pages, place;
 	size_t hl = 0;
 	u8 *dst = NULL;
 	u8 op;
@@ -1303,17 +1387,22 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 			h.rsvdulp = sqe->rkey;
 	}
 
-	zc = seg >= XIW_TX_ZC_MIN && !conn->tx.markers && !conn->tx_len &&
-	     !(sqe->flags & XIW_WQE_INLINE) && xiw_tx_zc_wanted(conn) &&
-	     xiw_tx_zc_vecs(conn);
+	/*
+	 * A large FPDU of consumer memory is framed around its pages: sent
+	 * zero-copy if wanted, else copied by TCP straight from them (one
+	 * copy, where building it in tx_buf makes two).
+	 */
+	pages = seg >= XIW_TX_ZC_MIN && !conn->tx.markers && !conn->tx_len &&
+		!(sqe->flags & XIW_WQE_INLINE) && xiw_tx_zc_vecs(conn);
+	zc = pages && xiw_tx_zc_wanted(conn);
 	if (zc && !conn->tx_pend) {
 		rv = xiw_tx_pend_get(conn, true);
 		if (rv == -ENOENT)
 			return 0;	/* flushed under us */
-		zc = !rv;	/* a full queue: copy this one */
+		zc = !rv;	/* a full queue: TCP copies this one */
 	}
 	zc = zc && conn->tx_pend->zc;
-	if (zc && xiw_tx_zc_hdr(conn, &h, seg, &zw.crc))
+	if (pages && xiw_tx_zc_hdr(conn, &h, seg, &zw.crc))
 		return -EINVAL;
 
 	/*
@@ -1327,38 +1416,39 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		conn->tx_len = batched;	/* drop this FPDU's headers only */
 		return 0;	/* flushed under us */
 	}
-	if (zc) {
+	if (pages) {
 		zw.conn = conn;
 		zw.n = 0;
 		zw.unsupported = false;
 		rv = xiw_sgl_walk(conn->qp->xdev, conn->qp->base_qp.pd, sqe->sge,
 				  sqe->num_sge, conn->tx_sqe_off, seg, 0,
 				  xiw_tx_zc_piece, &zw);
-		/* Nothing of this FPDU goes out zero-copy: let the pages go. */
+		/* Nothing of this FPDU goes out from them: let the pages go. */
 		if (rv)
 			xiw_tx_zc_put_pages(conn->tx_zc_vec, zw.n);
 		if (rv && zw.unsupported) {
 			/*
-			 * Not all in pages TCP may pin (slab memory, more
-			 * than XIW_TX_ZC_VECS pieces): copied after all.
-			 * The FPDU is built again where the zero-copy
-			 * headers went, so they are dropped.
+			 * Not all in pages TCP may hold (slab memory, more
+			 * than XIW_TX_ZC_VECS pieces): built in tx_buf after
+			 * all, where these headers went, so they are
+			 * dropped.
 			 */
+			pages = false;
 			zc = false;
 			conn->tx_len = batched;
 		}
 	}
-	if (!zc && place) {
+	if (!pages && place) {
 		/* Room was made above; nothing here allocates. */
 		dst = xiw_tx_place_hdr(conn, &h, seg, &hl);
 		rv = dst ? xiw_tx_gather(conn, sqe, conn->tx_sqe_off, dst,
 					 seg) : 0;
-	} else if (!zc) {
+	} else if (!pages) {
 		rv = seg ? xiw_tx_gather(conn, sqe, conn->tx_sqe_off,
 					 conn->tx_payload, seg) : 0;
 	}
 	spin_unlock_bh(&conn->copy_lock);
-	if (!zc && place && !dst) {
+	if (!pages && place && !dst) {
 		conn->tx_len = batched;
 		return -EINVAL;
 	}
@@ -1368,8 +1458,8 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		return 0;
 	}
 
-	if (zc) {
-		xiw_tx_zc_trailer(conn, zw.crc, zw.n, seg);
+	if (pages) {
+		xiw_tx_zc_trailer(conn, zw.crc, zw.n, seg, !zc);
 	} else if (place) {
 		xiw_tx_place_end(conn, &h, hl, seg);
 	} else {

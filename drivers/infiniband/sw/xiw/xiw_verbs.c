@@ -77,6 +77,7 @@ enum xiw_hw_stat {
 	XIW_HW_TX_ZC_FPDUS,
 	XIW_HW_TX_ZC_BYTES,
 	XIW_HW_TX_ZC_COPIED,
+	XIW_HW_TX_PC_FPDUS,
 	XIW_HW_TX_POSTER_RUNS,
 	XIW_HW_RX_FPDUS,
 	XIW_HW_RX_BYTES,
@@ -97,6 +98,7 @@ static const struct rdma_stat_desc xiw_hw_stat_descs[XIW_NUM_HW_STATS] = {
 	[XIW_HW_TX_ZC_FPDUS] = { .name = "tx_zcopy_fpdus" },
 	[XIW_HW_TX_ZC_BYTES] = { .name = "tx_zcopy_bytes" },
 	[XIW_HW_TX_ZC_COPIED] = { .name = "tx_zcopy_copied" },
+	[XIW_HW_TX_PC_FPDUS] = { .name = "tx_page_copy_fpdus" },
 	[XIW_HW_TX_POSTER_RUNS] = { .name = "tx_poster_runs" },
 	[XIW_HW_RX_FPDUS] = { .name = "rx_fpdus" },
 	[XIW_HW_RX_BYTES] = { .name = "rx_bytes" },
@@ -151,6 +153,8 @@ int xiw_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		atomic64_read(&xdev->stats.tx_zc_bytes);
 	stats->value[XIW_HW_TX_ZC_COPIED] =
 		atomic64_read(&xdev->stats.tx_zc_copied);
+	stats->value[XIW_HW_TX_PC_FPDUS] =
+		atomic64_read(&xdev->stats.tx_pc_fpdus);
 	stats->value[XIW_HW_TX_POSTER_RUNS] =
 		atomic64_read(&xdev->stats.tx_poster_runs);
 	stats->value[XIW_HW_RX_FPDUS] = atomic64_read(&xdev->stats.rx_fpdus);
