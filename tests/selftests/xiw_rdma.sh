@@ -108,6 +108,23 @@ case_rping_pages() {
 	((pc > 0)) || fail "no FPDU copied by TCP from the pages"
 }
 
+# case_rping_jumbo ROUNDS SIZE: rping -V of SIZE bytes across a veth pair
+# of MTU 9000: the server's Writes go out in FPDUs of 8.9 KiB, several to
+# one sendmsg() that TCP copies from the pages of the server's buffer.
+case_rping_jumbo() {
+	local pc zc
+	xiw_ns_pair xra0 xrb0 $A $B xra xrb 9000
+	rping_run "$NSA" "$NSB" "$A" "$1" "$2"
+	pc=$(hw_counter xra tx_page_copy_fpdus)
+	zc=$(hw_counter xra tx_zcopy_fpdus)
+	diag "xra tx_page_copy_fpdus: $pc, tx_zcopy_fpdus: $zc, tx_fpdus: $(hw_counter xra tx_fpdus)"
+	[ -n "$pc" ] || fail "no tx_page_copy_fpdus counter on xra"
+	# Seven FPDUs of every Write are large; the first ones go zero-copy
+	# until the stack's copy is reported.
+	((pc > 0 && pc + zc >= 7 * $1)) ||
+		fail "$pc FPDUs copied by TCP from the pages, $zc zero-copy: not 7 per Write"
+}
+
 # perf TOOL ARGS...: server in ns A, client in ns B; both must succeed.
 #
 # perftest makes two RDMA CM connections: one to exchange parameters, then
@@ -204,7 +221,7 @@ check_wire() {
 
 ktap_header
 dyndbg_on "module xiw" || :
-ktap_plan 27
+ktap_plan 28
 run_case "rping -C 1000 -v, IPv4, CRC off" case_rping 1000 64
 run_case "rping -C 1000 -v, IPv6, CRC on" \
 	with_params "crc=prefer" check_wire 2 1 case_rping 1000 64 6
@@ -214,6 +231,8 @@ run_case "rping -C 1000 -v on lo, IPv6, CRC off" case_rping_lo 1000 64 6
 run_case "rping 50 x 65000 bytes on lo, CRC on: FPDUs TCP copies from the pages" \
 	with_params "crc=prefer" check_wire 2 1 case_rping_pages 50 65000
 run_case "rping 200 rounds of 64 bytes across namespaces" case_rping 200 64
+run_case "rping 50 x 65000 bytes over veth MTU 9000, CRC on: pages batches" \
+	with_params "crc=prefer" check_wire 2 1 case_rping_jumbo 50 65000
 run_case "rping 50 rounds of 65000 bytes (multi-FPDU messages)" case_rping 50 65000
 run_case "ib_send_bw 64 KiB" perf ib_send_bw -n 500 -s 65536
 run_case "ib_write_bw 64 KiB" perf ib_write_bw -n 500 -s 65536

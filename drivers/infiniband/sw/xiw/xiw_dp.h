@@ -99,14 +99,18 @@ struct xiw_rx_untagged {
 #define XIW_TX_PEND		128
 #define XIW_TX_PEND_MIN		16
 
-/* Page pieces of one zero-copy FPDU payload (64 KiB and a straddle). */
+/* Page pieces of one FPDU payload framed from pages (64 KiB, a straddle). */
 #define XIW_TX_ZC_VECS		20
 
+/* Page pieces a piece of tx_buf may make (vmalloc: each page its own). */
+#define XIW_TX_KMEM_VECS	(XIW_TX_BUF_LEN / PAGE_SIZE + 1)
+
 /*
- * Pieces on each side of that payload for the headers and the trailer of
- * an FPDU TCP copies from the pages: each may cross one page boundary.
+ * Pieces of one batch that TCP copies from (tx_buf's and the consumer's
+ * pages), and so one sendmsg(): 2 KiB of bio_vecs per connection that
+ * sends large messages.
  */
-#define XIW_TX_VEC_EDGE		2
+#define XIW_TX_VECS		128
 
 /*
  * The sink and source STag of the zero-length Read sent as P2P RTR: any
@@ -397,22 +401,25 @@ struct xiw_conn_step {
  * @tx_sqe_active: @tx_sqe is owned by the transmit engine
  * @tx_sqe_len: total payload of @tx_sqe
  * @tx_sqe_off: payload octets of @tx_sqe framed so far
- * @tx_vec: XIW_TX_ZC_VECS + 2 * XIW_TX_VEC_EDGE pieces, allocated by the
- *	first FPDU framed from the consumer's pages
- * @tx_zc_vec: page pieces of such an FPDU's payload (@tx_vec past its
- *	first XIW_TX_VEC_EDGE), sent after @tx_buf (which then holds
- *	ULPDU_Length and the headers only), each page referenced until TCP
- *	has taken the whole payload
- * @tx_zc_n: entries of @tx_zc_vec, 0 for an FPDU built in @tx_buf
- * @tx_zc_len: payload octets in @tx_zc_vec
- * @tx_zc_off: payload octets TCP took; under @tx_zc_copy, octets of the
- *	whole FPDU
- * @tx_zc_copy: TCP copies the payload from @tx_zc_vec (no MSG_ZEROCOPY):
- *	headers, payload and trailer go in one call, @tx_pc_n pieces from
- *	@tx_pc_vec, @tx_pc_len octets
- * @tx_pc_vec: first piece of such an FPDU, in @tx_vec
- * @tx_pc_n: its pieces
- * @tx_pc_len: its octets
+ * @tx_vec: XIW_TX_VECS pieces, allocated by the first FPDU framed from the
+ *	consumer's pages: a zero-copy FPDU's payload (@tx_zc_n), or a batch
+ *	that TCP copies from (@tx_pc_n)
+ * @tx_zc_n: payload pieces of a zero-copy FPDU in @tx_vec, sent after
+ *	@tx_buf (which then holds ULPDU_Length and the headers only), each
+ *	page referenced until TCP has taken the whole payload; 0 for none
+ * @tx_zc_len: payload octets of the zero-copy FPDU
+ * @tx_zc_off: payload octets TCP took
+ * @tx_pc_n: pieces of @tx_vec in a batch with FPDUs framed around the
+ *	consumer's pages, which TCP copies from in one call: the pages
+ *	(each referenced until the batch is in the socket) and, in stream
+ *	order between them, pieces of @tx_buf (headers, trailers, copied
+ *	FPDUs), flagged in @tx_pc_kmem; 0 for a batch wholly in @tx_buf
+ * @tx_pc_kmem: which pieces of @tx_vec are @tx_buf's (no page reference)
+ * @tx_pc_kstart: @tx_buf octets before this are described in @tx_vec
+ * @tx_pc_len: octets the @tx_pc_n pieces describe
+ * @tx_pc_off: octets of them TCP took
+ * @tx_pc_fpdus: FPDUs of the batch framed around pages
+ * @tx_pc_closed: the batch's last pieces are in @tx_vec; nothing joins it
  * @tx_trl: pad and CRC of a zero-copy FPDU, sent last
  * @tx_trl_len: octets in @tx_trl
  * @tx_trl_off: octets of @tx_trl TCP took
@@ -491,14 +498,16 @@ struct xiw_conn {
 	u32 tx_last_len;
 	bool tx_more;
 	struct bio_vec *tx_vec;
-	struct bio_vec *tx_zc_vec;
 	unsigned int tx_zc_n;
 	u32 tx_zc_len;
 	u32 tx_zc_off;
-	bool tx_zc_copy;
-	struct bio_vec *tx_pc_vec;
 	unsigned int tx_pc_n;
-	u32 tx_pc_len;
+	DECLARE_BITMAP(tx_pc_kmem, XIW_TX_VECS);
+	size_t tx_pc_kstart;
+	size_t tx_pc_len;
+	size_t tx_pc_off;
+	u32 tx_pc_fpdus;
+	bool tx_pc_closed;
 	u8 tx_trl[MPA_ALIGN + MPA_CRC_LEN];
 	u8 tx_trl_len;
 	u8 tx_trl_off;

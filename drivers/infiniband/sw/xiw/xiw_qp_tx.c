@@ -22,10 +22,12 @@
  * request at once, and its consumer may free the pages while a full socket
  * still holds the FPDU back.  Read Responses are always copied: nothing
  * tells the responder when the consumer may change the source again.
- * Where zero-copy is off, such an FPDU still leaves the consumer's pages
- * as they are: TCP copies them within one sendmsg() together with the
- * headers and trailer, instead of the engine copying them into tx_buf
- * first, and the request completes as a copied one does.
+ * Where zero-copy is off, such FPDUs still leave the consumer's pages as
+ * they are: a batch of them (the rest of one message) goes to one
+ * sendmsg() as pieces of tx_buf (headers, trailers) and of those pages,
+ * and TCP copies them within the call, instead of the engine copying them
+ * into tx_buf first; the request completes once the batch is in the
+ * socket, as a copied one does.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -84,7 +86,7 @@ static int xiw_tx_push_zc(struct xiw_conn *conn)
 	};
 	int rv;
 
-	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, conn->tx_zc_vec,
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, conn->tx_vec,
 		      conn->tx_zc_n, conn->tx_zc_len);
 	iov_iter_advance(&msg.msg_iter, conn->tx_zc_off);
 	while (conn->tx_zc_off < conn->tx_zc_len) {
@@ -97,8 +99,77 @@ static int xiw_tx_push_zc(struct xiw_conn *conn)
 }
 
 /*
- * Hand the rest of an FPDU framed around the consumer's pages to TCP,
- * which copies it within the call: headers, payload and trailer at once.
+ * Describe @len octets of kernel memory at @p (tx_buf: slab, or vmalloc
+ * past a page) as page pieces into @bv; return how many.  Only for TCP to
+ * copy from: no page reference is taken.
+ */
+static unsigned int xiw_tx_kmem_vec(struct bio_vec *bv, const u8 *p,
+				    size_t len)
+{
+	unsigned int n = 0;
+
+	while (len) {
+		unsigned int in_page = offset_in_page(p);
+		unsigned int piece = min_t(size_t, len, PAGE_SIZE - in_page);
+		struct page *page = is_vmalloc_addr(p) ? vmalloc_to_page(p) :
+							 virt_to_page(p);
+
+		bvec_set_page(&bv[n++], page, piece, in_page);
+		p += piece;
+		len -= piece;
+	}
+	return n;
+}
+
+/* How many pieces xiw_tx_kmem_vec() makes of @len octets at @p. */
+static unsigned int xiw_tx_kmem_pieces(const u8 *p, size_t len)
+{
+	return len ? DIV_ROUND_UP(offset_in_page(p) + len, PAGE_SIZE) : 0;
+}
+
+/*
+ * The pages batch takes tx_buf's octets from tx_pc_kstart up to @end as
+ * its next pieces.  Room in tx_vec was checked (xiw_tx_pc_room()).
+ */
+static void xiw_tx_pc_kmem(struct xiw_conn *conn, size_t end)
+{
+	size_t len = end - conn->tx_pc_kstart;
+	unsigned int i, n;
+
+	n = xiw_tx_kmem_vec(conn->tx_vec + conn->tx_pc_n,
+			    conn->tx_buf + conn->tx_pc_kstart, len);
+	for (i = 0; i < n; i++)
+		__set_bit(conn->tx_pc_n + i, conn->tx_pc_kmem);
+	conn->tx_pc_n += n;
+	conn->tx_pc_len += len;
+	conn->tx_pc_kstart = end;
+}
+
+/*
+ * The pages batch is done with: drop the engine's page references (TCP
+ * copied them, or the connection is going) and start afresh.
+ */
+static void xiw_tx_pc_reset(struct xiw_conn *conn)
+{
+	unsigned int i;
+
+	for (i = 0; i < conn->tx_pc_n; i++)
+		if (!test_bit(i, conn->tx_pc_kmem))
+			put_page(conn->tx_vec[i].bv_page);
+	bitmap_zero(conn->tx_pc_kmem, XIW_TX_VECS);
+	conn->tx_pc_n = 0;
+	conn->tx_pc_kstart = 0;
+	conn->tx_pc_len = 0;
+	conn->tx_pc_off = 0;
+	conn->tx_pc_fpdus = 0;
+	conn->tx_pc_closed = false;
+}
+
+/*
+ * Hand the rest of a batch with FPDUs framed around the consumer's pages
+ * to TCP, which copies all its pieces within the call.  The first call
+ * closes the batch: what tx_buf holds past the last page piece (the last
+ * trailer, copied FPDUs behind it) becomes its last pieces.
  */
 static int xiw_tx_push_pages(struct xiw_conn *conn, bool more)
 {
@@ -108,14 +179,18 @@ static int xiw_tx_push_pages(struct xiw_conn *conn, bool more)
 	};
 	int rv;
 
-	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, conn->tx_pc_vec,
+	if (!conn->tx_pc_closed) {
+		xiw_tx_pc_kmem(conn, conn->tx_len);
+		conn->tx_pc_closed = true;
+	}
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, conn->tx_vec,
 		      conn->tx_pc_n, conn->tx_pc_len);
-	iov_iter_advance(&msg.msg_iter, conn->tx_zc_off);
-	while (conn->tx_zc_off < conn->tx_pc_len) {
+	iov_iter_advance(&msg.msg_iter, conn->tx_pc_off);
+	while (conn->tx_pc_off < conn->tx_pc_len) {
 		rv = sock_sendmsg(conn->sock, &msg);
 		if (rv < 0)
 			return rv;
-		conn->tx_zc_off += rv;
+		conn->tx_pc_off += rv;
 	}
 	return 0;
 }
@@ -127,40 +202,55 @@ static int xiw_tx_push(struct xiw_conn *conn, bool more)
 	struct xiw_device *xdev;
 	int rv;
 
-	if (conn->tx_zc_n && conn->tx_zc_copy) {
+	xdev = conn->qp->xdev;
+	if (conn->tx_pc_n) {
 		rv = xiw_tx_push_pages(conn, more);
-	} else {
-		rv = xiw_tx_push_kvec(conn, conn->tx_buf, &conn->tx_off,
-				      conn->tx_len, more || conn->tx_zc_n);
-		if (!rv && conn->tx_zc_n)
-			rv = xiw_tx_push_zc(conn);
-		if (!rv && conn->tx_zc_n) {
-			rv = xiw_tx_push_kvec(conn, conn->tx_trl, &trl_off,
-					      conn->tx_trl_len, more);
-			conn->tx_trl_off = trl_off;
-		}
+		if (rv)
+			return rv;
+		atomic64_add(conn->tx_pc_len, &xdev->stats.tx_bytes);
+		atomic64_add(conn->tx_pc_fpdus, &xdev->stats.tx_pc_fpdus);
+		xiw_tx_pc_reset(conn);
+		conn->tx_len = 0;
+		conn->tx_off = 0;
+		return 0;
+	}
+	rv = xiw_tx_push_kvec(conn, conn->tx_buf, &conn->tx_off, conn->tx_len,
+			      more || conn->tx_zc_n);
+	if (!rv && conn->tx_zc_n)
+		rv = xiw_tx_push_zc(conn);
+	if (!rv && conn->tx_zc_n) {
+		rv = xiw_tx_push_kvec(conn, conn->tx_trl, &trl_off,
+				      conn->tx_trl_len, more);
+		conn->tx_trl_off = trl_off;
 	}
 	if (rv)
 		return rv;
-	xdev = conn->qp->xdev;
 	atomic64_add(conn->tx_len, &xdev->stats.tx_bytes);
-	if (conn->tx_zc_n && conn->tx_zc_copy) {
-		atomic64_inc(&xdev->stats.tx_pc_fpdus);
-		atomic64_add(conn->tx_zc_len + conn->tx_trl_len,
-			     &xdev->stats.tx_bytes);
-		/* TCP has copied the pages. */
-		xiw_tx_zc_put_pages(conn->tx_zc_vec, conn->tx_zc_n);
-	} else if (conn->tx_zc_n) {
+	if (conn->tx_zc_n) {
 		atomic64_inc(&xdev->stats.tx_zc_fpdus);
 		atomic64_add(conn->tx_zc_len, &xdev->stats.tx_zc_bytes);
 		atomic64_add(conn->tx_zc_len + conn->tx_trl_len,
 			     &xdev->stats.tx_bytes);
 		/* TCP holds its own references on the pages it took. */
-		xiw_tx_zc_put_pages(conn->tx_zc_vec, conn->tx_zc_n);
+		xiw_tx_zc_put_pages(conn->tx_vec, conn->tx_zc_n);
 	}
 	conn->tx_len = 0;
 	conn->tx_off = 0;
 	conn->tx_zc_n = 0;
+	return 0;
+}
+
+/* tx_buf at @cap octets, what it holds copied over.  Under tx_mutex. */
+static int xiw_tx_buf_grow(struct xiw_conn *conn, u32 cap)
+{
+	u8 *p = kvmalloc(cap, GFP_KERNEL);
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, conn->tx_buf, conn->tx_len);
+	kvfree(conn->tx_buf);
+	conn->tx_buf = p;
+	conn->tx_buf_cap = cap;
 	return 0;
 }
 
@@ -169,14 +259,14 @@ static int xiw_tx_push(struct xiw_conn *conn, bool more)
  * holds (ULPDU_Length, pad, CRC and markers too).  The buffer starts
  * small (a connection of small messages never needs 64 KiB) and grows by
  * powers of two; what it holds is copied over.  Nothing else
- * points into it: TCP copies from it within sendmsg(), and a zero-copy
- * FPDU, whose headers sit at its start, is never batched behind.
+ * points into it while it can still grow: TCP copies from it within
+ * sendmsg(), a zero-copy FPDU, whose headers sit at its start, is never
+ * batched behind, and a pages batch, whose pieces in tx_vec do point
+ * into it, starts only once it is full grown (xiw_tx_pages_ok()).
  */
 static int xiw_tx_buf_room(struct xiw_conn *conn, size_t ulpdu)
 {
 	size_t need;
-	u32 cap;
-	u8 *p;
 
 	lockdep_assert_held(&conn->tx_mutex);
 	/* Full grown: xiw_fpdu_build() checks the room itself. */
@@ -186,15 +276,8 @@ static int xiw_tx_buf_room(struct xiw_conn *conn, size_t ulpdu)
 					       conn->tx.markers, (u32)ulpdu);
 	if (need <= conn->tx_buf_cap)
 		return 0;
-	cap = min_t(size_t, roundup_pow_of_two(need), XIW_TX_BUF_LEN);
-	p = kvmalloc(cap, GFP_KERNEL);
-	if (!p)
-		return -ENOMEM;
-	memcpy(p, conn->tx_buf, conn->tx_len);
-	kvfree(conn->tx_buf);
-	conn->tx_buf = p;
-	conn->tx_buf_cap = cap;
-	return 0;
+	return xiw_tx_buf_grow(conn, min_t(size_t, roundup_pow_of_two(need),
+					   XIW_TX_BUF_LEN));
 }
 
 /* Frame one DDP segment (header @h, @plen octets at @payload) into tx_buf. */
@@ -1045,12 +1128,14 @@ static bool xiw_tx_next_sqe(struct xiw_conn *conn)
 }
 
 /*
- * Zero-copy framing.  The headers go to tx_buf, the payload stays in the
- * consumer's pages (collected into tx_zc_vec while its CRC is summed) and
- * the pad and CRC go to tx_trl; markers are never on here.
+ * Framing around the consumer's pages.  The headers go to tx_buf, the
+ * payload stays in the pages (collected into tx_vec at @bv while its CRC
+ * is summed); the pad and CRC go to tx_trl (zero-copy) or behind the
+ * headers in tx_buf (pages batch).  Markers are never on here.
  */
 struct xiw_tx_zc_walk {
 	struct xiw_conn *conn;
+	struct bio_vec *bv;
 	unsigned int n;
 	u32 crc;
 	bool unsupported;
@@ -1059,7 +1144,7 @@ struct xiw_tx_zc_walk {
 static int xiw_tx_zc_piece(void *priv, void *kaddr, unsigned int len)
 {
 	struct xiw_tx_zc_walk *zw = priv;
-	struct bio_vec *bv = zw->conn->tx_zc_vec;
+	struct bio_vec *bv = zw->bv;
 	u8 *p = kaddr;
 
 	/* The CRC of the payload runs with interrupts on (conn->copy_lock). */
@@ -1121,99 +1206,108 @@ static bool xiw_tx_zc_wanted(struct xiw_conn *conn)
 }
 
 /*
- * The page vector of FPDUs framed around the consumer's pages, allocated
- * by the first of them: a connection that sends only small messages (or
- * none) keeps it out of its memory.  Without it the FPDU is copied.
- * Caller holds tx_mutex.
+ * Room for one more FPDU in the pages batch: its headers' pieces (all of
+ * tx_buf since the last page piece, copied FPDUs included), its payload's
+ * and the last of tx_buf that closes the batch.  Caller holds tx_mutex.
  */
-static bool xiw_tx_zc_vecs(struct xiw_conn *conn)
+static bool xiw_tx_pc_room(struct xiw_conn *conn)
 {
-	lockdep_assert_held(&conn->tx_mutex);
-	if (likely(conn->tx_vec))
-		return true;
-	conn->tx_vec = kmalloc_array(XIW_TX_ZC_VECS + 2 * XIW_TX_VEC_EDGE,
-				     sizeof(*conn->tx_vec), GFP_KERNEL);
-	if (!conn->tx_vec)
-		return false;
-	conn->tx_zc_vec = conn->tx_vec + XIW_TX_VEC_EDGE;
-	return true;
+	return !conn->tx_pc_closed &&
+	       conn->tx_pc_n + 2 * XIW_TX_KMEM_VECS + XIW_TX_ZC_VECS <=
+	       XIW_TX_VECS &&
+	       conn->tx_buf_cap - conn->tx_len >=
+	       MPA_HDR_LEN + XIW_RDMAP_HDR_MAX + MPA_ALIGN + MPA_CRC_LEN;
 }
 
 /*
- * Describe @len octets of kernel memory at @p (slab, or vmalloc like
- * tx_buf may be) as page pieces into @bv, at most XIW_TX_VEC_EDGE of them.
- * Only for TCP to copy from: it takes no reference on these pages.
+ * Can the next FPDU be framed around the consumer's pages?  The page
+ * vector is allocated by the first such FPDU, and tx_buf grows to its
+ * full size then, so that it never moves under the pieces of a pages
+ * batch: a connection that sends only small messages (or none) keeps
+ * both out of its memory.  Without them the FPDU is copied.  Caller
+ * holds tx_mutex.
  */
-static unsigned int xiw_tx_kmem_vec(struct bio_vec *bv, const u8 *p,
-				    unsigned int len)
+static bool xiw_tx_pages_ok(struct xiw_conn *conn)
 {
-	unsigned int n = 0;
-
-	while (len) {
-		unsigned int in_page = offset_in_page(p);
-		unsigned int piece = min_t(unsigned int, len,
-					   PAGE_SIZE - in_page);
-		struct page *page = is_vmalloc_addr(p) ? vmalloc_to_page(p) :
-							 virt_to_page(p);
-
-		bvec_set_page(&bv[n++], page, piece, in_page);
-		p += piece;
-		len -= piece;
+	lockdep_assert_held(&conn->tx_mutex);
+	if (unlikely(!conn->tx_vec)) {
+		conn->tx_vec = kmalloc_array(XIW_TX_VECS, sizeof(*conn->tx_vec),
+					     GFP_KERNEL);
+		if (!conn->tx_vec)
+			return false;
 	}
-	return n;
+	if (unlikely(conn->tx_buf_cap < XIW_TX_BUF_LEN) &&
+	    xiw_tx_buf_grow(conn, XIW_TX_BUF_LEN))
+		return false;
+	if (conn->tx_zc_n)
+		return false;	/* behind a zero-copy FPDU: nothing */
+	return xiw_tx_pc_room(conn);
 }
 
-/* ULPDU_Length and the headers of a zero-copy FPDU into tx_buf. */
+/*
+ * ULPDU_Length and the headers of an FPDU framed around pages into tx_buf
+ * at @at; *@hlen gets their length, *@crc the CRC so far.  Nothing is
+ * committed: tx_len stays.
+ */
 static int xiw_tx_zc_hdr(struct xiw_conn *conn, const struct xiw_rdmap_hdr *h,
-			 u32 plen, u32 *crc)
+			 u32 plen, size_t at, size_t *hlen, u32 *crc)
 {
+	u8 *f = conn->tx_buf + at;
 	size_t hl;
 
-	if (xiw_rdmap_hdr_build(h, conn->tx_buf + MPA_HDR_LEN,
-				XIW_RDMAP_HDR_MAX, &hl))
+	if (xiw_rdmap_hdr_build(h, f + MPA_HDR_LEN, XIW_RDMAP_HDR_MAX, &hl))
 		return -EINVAL;
-	xiw_put_be16(conn->tx_buf, (u16)(hl + plen));
+	xiw_put_be16(f, (u16)(hl + plen));
 	trace_xiw_fpdu_tx(xiw_qp_id(conn->qp), h, plen);
-	conn->tx_len = MPA_HDR_LEN + hl;
-	conn->tx_off = 0;
+	*hlen = MPA_HDR_LEN + hl;
 	*crc = conn->tx.crc ? xiw_crc_run(conn->tx.crc_fn, conn->tx.crc_ctx,
-					  XIW_CRC_SEED, conn->tx_buf,
-					  conn->tx_len) : 0;
+					  XIW_CRC_SEED, f, *hlen) : 0;
 	return 0;
 }
 
 /*
- * The payload is collected: add pad and CRC, account the stream.  @copy:
- * TCP copies the pages, and the headers and the trailer join them in
- * tx_vec for one call.
+ * A zero-copy FPDU's payload is collected: add pad and CRC, account the
+ * stream.  Its headers are all tx_buf holds (@hlen octets).
  */
-static void xiw_tx_zc_trailer(struct xiw_conn *conn, u32 crc, unsigned int n,
-			      u32 plen, bool copy)
+static void xiw_tx_zc_trailer(struct xiw_conn *conn, size_t hlen, u32 crc,
+			      unsigned int n, u32 plen)
 {
-	u32 ulpdu = conn->tx_len - MPA_HDR_LEN + plen;
+	u32 ulpdu = hlen - MPA_HDR_LEN + plen;
 
+	conn->tx_len = hlen;
+	conn->tx_off = 0;
 	conn->tx_zc_n = n;
 	conn->tx_zc_len = plen;
 	conn->tx_zc_off = 0;
 	conn->tx_trl_len = xiw_fpdu_trailer(crc, conn->tx.crc, ulpdu,
 					    conn->tx_trl);
 	conn->tx_trl_off = 0;
-	conn->tx_zc_copy = copy;
-	if (copy) {
-		struct bio_vec hdr[XIW_TX_VEC_EDGE];
-		unsigned int h = xiw_tx_kmem_vec(hdr, conn->tx_buf,
-						 conn->tx_len);
+	conn->tx.stream_pos += hlen + plen + conn->tx_trl_len;
+	conn->tx_last_len = hlen + plen + conn->tx_trl_len;
+	atomic64_inc(&conn->qp->xdev->stats.tx_fpdus);
+}
 
-		conn->tx_pc_vec = conn->tx_zc_vec - h;
-		memcpy(conn->tx_pc_vec, hdr, h * sizeof(*hdr));
-		conn->tx_pc_n = h + n +
-				xiw_tx_kmem_vec(conn->tx_zc_vec + n,
-						conn->tx_trl,
-						conn->tx_trl_len);
-		conn->tx_pc_len = conn->tx_len + plen + conn->tx_trl_len;
-	}
-	conn->tx.stream_pos += conn->tx_len + plen + conn->tx_trl_len;
-	conn->tx_last_len = conn->tx_len + plen + conn->tx_trl_len;
+/*
+ * An FPDU of the pages batch is collected: @k pieces of tx_buf up to its
+ * headers' end (@hlen octets at tx_len) and the @n page pieces behind
+ * them join the batch; pad and CRC go behind the headers in tx_buf,
+ * which the next FPDU's pieces (or the batch's close) take.
+ */
+static void xiw_tx_pc_commit(struct xiw_conn *conn, size_t hlen, u32 crc,
+			     unsigned int n, u32 plen)
+{
+	size_t end = conn->tx_len + hlen;
+	size_t tl;
+
+	xiw_tx_pc_kmem(conn, end);
+	conn->tx_pc_n += n;
+	conn->tx_pc_len += plen;
+	tl = xiw_fpdu_trailer(crc, conn->tx.crc, hlen - MPA_HDR_LEN + plen,
+			      conn->tx_buf + end);
+	conn->tx_len = end + tl;
+	conn->tx.stream_pos += hlen + plen + tl;
+	conn->tx_last_len = hlen + plen + tl;
+	conn->tx_pc_fpdus++;
 	atomic64_inc(&conn->qp->xdev->stats.tx_fpdus);
 }
 
@@ -1269,7 +1363,7 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	struct xiw_tx_zc_walk zw = {};
 	u32 seg = 0, max, batched;
 	bool last, active, zc, pages, place;
-	size_t hl = 0;
+	size_t hl = 0, zhl = 0;
 	u8 *dst = NULL;
 	u8 op;
 	int rv;
@@ -1389,12 +1483,13 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 
 	/*
 	 * A large FPDU of consumer memory is framed around its pages: sent
-	 * zero-copy if wanted, else copied by TCP straight from them (one
-	 * copy, where building it in tx_buf makes two).
+	 * zero-copy if wanted (alone: tx_buf holds nothing else), else
+	 * joined to the pages batch, which TCP copies straight from them
+	 * (one copy, where building it in tx_buf makes two).
 	 */
-	pages = seg >= XIW_TX_ZC_MIN && !conn->tx.markers && !conn->tx_len &&
-		!(sqe->flags & XIW_WQE_INLINE) && xiw_tx_zc_vecs(conn);
-	zc = pages && xiw_tx_zc_wanted(conn);
+	pages = seg >= XIW_TX_ZC_MIN && !conn->tx.markers &&
+		!(sqe->flags & XIW_WQE_INLINE) && xiw_tx_pages_ok(conn);
+	zc = pages && !conn->tx_len && xiw_tx_zc_wanted(conn);
 	if (zc && !conn->tx_pend) {
 		rv = xiw_tx_pend_get(conn, true);
 		if (rv == -ENOENT)
@@ -1402,7 +1497,7 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		zc = !rv;	/* a full queue: TCP copies this one */
 	}
 	zc = zc && conn->tx_pend->zc;
-	if (pages && xiw_tx_zc_hdr(conn, &h, seg, &zw.crc))
+	if (pages && xiw_tx_zc_hdr(conn, &h, seg, conn->tx_len, &zhl, &zw.crc))
 		return -EINVAL;
 
 	/*
@@ -1418,6 +1513,14 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	}
 	if (pages) {
 		zw.conn = conn;
+		zw.bv = conn->tx_vec;
+		/* In a pages batch, behind tx_buf's pieces up to its headers. */
+		if (!zc)
+			zw.bv += conn->tx_pc_n +
+				 xiw_tx_kmem_pieces(conn->tx_buf +
+						    conn->tx_pc_kstart,
+						    conn->tx_len + zhl -
+						    conn->tx_pc_kstart);
 		zw.n = 0;
 		zw.unsupported = false;
 		rv = xiw_sgl_walk(conn->qp->xdev, conn->qp->base_qp.pd, sqe->sge,
@@ -1425,7 +1528,7 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 				  xiw_tx_zc_piece, &zw);
 		/* Nothing of this FPDU goes out from them: let the pages go. */
 		if (rv)
-			xiw_tx_zc_put_pages(conn->tx_zc_vec, zw.n);
+			xiw_tx_zc_put_pages(zw.bv, zw.n);
 		if (rv && zw.unsupported) {
 			/*
 			 * Not all in pages TCP may hold (slab memory, more
@@ -1458,8 +1561,10 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		return 0;
 	}
 
-	if (pages) {
-		xiw_tx_zc_trailer(conn, zw.crc, zw.n, seg, !zc);
+	if (zc) {
+		xiw_tx_zc_trailer(conn, zhl, zw.crc, zw.n, seg);
+	} else if (pages) {
+		xiw_tx_pc_commit(conn, zhl, zw.crc, zw.n, seg);
 	} else if (place) {
 		xiw_tx_place_end(conn, &h, hl, seg);
 	} else {
@@ -1569,6 +1674,19 @@ static bool xiw_tx_work_waiting(struct xiw_conn *conn)
 }
 
 /*
+ * Does a pages batch go on?  With the rest of its message only, while
+ * tx_vec has room: the pages are the consumer's until TCP has copied
+ * them, so the work request completes after the batch is out, and a
+ * batch that ran on into the next work requests would hold their
+ * completions back too.
+ */
+static bool xiw_tx_pc_more(struct xiw_conn *conn)
+{
+	return conn->tx_sqe_active && !conn->tx_complete && !conn->tx_imm &&
+	       xiw_tx_pc_room(conn);
+}
+
+/*
  * Keep the FPDU just built in tx_buf and frame the next one behind it?
  * While small copied FPDUs leave room for another, of the same message or
  * of the next work request or Read Response: the batch then reaches TCP
@@ -1582,11 +1700,15 @@ static bool xiw_tx_work_waiting(struct xiw_conn *conn)
  */
 static bool xiw_tx_batch_more(struct xiw_conn *conn, u32 *batch)
 {
-	if (conn->tx_zc_n ||
-	    READ_ONCE(conn->state) == XIW_CONN_TERM_QUEUED ||
-	    !xiw_tx_work_waiting(conn) ||
-	    conn->tx_last_len >= XIW_TX_ZC_MIN ||
-	    XIW_TX_BUF_LEN - conn->tx_len < conn->tx_last_len + 256 ||
+	bool more;
+
+	if (conn->tx_pc_n)
+		more = xiw_tx_pc_more(conn);
+	else
+		more = !conn->tx_zc_n && xiw_tx_work_waiting(conn) &&
+		       conn->tx_last_len < XIW_TX_ZC_MIN &&
+		       XIW_TX_BUF_LEN - conn->tx_len >= conn->tx_last_len + 256;
+	if (!more || READ_ONCE(conn->state) == XIW_CONN_TERM_QUEUED ||
 	    ++*batch >= conn->tx_batch) {
 		*batch = 0;
 		return false;
@@ -1707,15 +1829,17 @@ void xiw_qp_tx_work(struct work_struct *work)
 }
 
 /**
- * xiw_tx_zc_drop - let go of a zero-copy FPDU TCP has not wholly taken
+ * xiw_tx_zc_drop - let go of consumer pages TCP has not wholly taken
  * @conn: the connection, both engines stopped
  *
- * The engine's references on its pages; TCP holds its own on what it took.
+ * The engine's references on the pages of a zero-copy FPDU or a pages
+ * batch; TCP holds its own on what it took zero-copy.
  */
 void xiw_tx_zc_drop(struct xiw_conn *conn)
 {
-	xiw_tx_zc_put_pages(conn->tx_zc_vec, conn->tx_zc_n);
+	xiw_tx_zc_put_pages(conn->tx_vec, conn->tx_zc_n);
 	conn->tx_zc_n = 0;
+	xiw_tx_pc_reset(conn);
 }
 
 /**
