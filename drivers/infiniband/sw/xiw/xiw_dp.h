@@ -500,7 +500,7 @@ struct xiw_conn {
 	struct bio_vec *tx_vec;
 	unsigned int tx_zc_n;
 	u32 tx_zc_len;
-	u32 tx_zc_off;
+	size_t tx_zc_off;
 	unsigned int tx_pc_n;
 	DECLARE_BITMAP(tx_pc_kmem, XIW_TX_VECS);
 	size_t tx_pc_kstart;

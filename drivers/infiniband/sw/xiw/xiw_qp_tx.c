@@ -76,6 +76,27 @@ static int xiw_tx_push_kvec(struct xiw_conn *conn, u8 *buf, size_t *off,
 	return 0;
 }
 
+/*
+ * Hand the first @n pieces of tx_vec (@len octets) to TCP from octet *@off
+ * on, with @msg's flags; *@off follows what TCP took.  -EAGAIN when the
+ * socket is full.
+ */
+static int xiw_tx_push_vec(struct xiw_conn *conn, struct msghdr *msg,
+			   unsigned int n, size_t len, size_t *off)
+{
+	int rv;
+
+	iov_iter_bvec(&msg->msg_iter, ITER_SOURCE, conn->tx_vec, n, len);
+	iov_iter_advance(&msg->msg_iter, *off);
+	while (*off < len) {
+		rv = sock_sendmsg(conn->sock, msg);
+		if (rv < 0)
+			return rv;
+		*off += rv;
+	}
+	return 0;
+}
+
 /* Hand the rest of the zero-copy payload to TCP, which pins its pages. */
 static int xiw_tx_push_zc(struct xiw_conn *conn)
 {
@@ -84,18 +105,9 @@ static int xiw_tx_push_zc(struct xiw_conn *conn)
 			     MSG_ZEROCOPY,
 		.msg_ubuf = &conn->tx_pend->ubuf,
 	};
-	int rv;
 
-	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, conn->tx_vec,
-		      conn->tx_zc_n, conn->tx_zc_len);
-	iov_iter_advance(&msg.msg_iter, conn->tx_zc_off);
-	while (conn->tx_zc_off < conn->tx_zc_len) {
-		rv = sock_sendmsg(conn->sock, &msg);
-		if (rv < 0)
-			return rv;
-		conn->tx_zc_off += rv;
-	}
-	return 0;
+	return xiw_tx_push_vec(conn, &msg, conn->tx_zc_n, conn->tx_zc_len,
+			       &conn->tx_zc_off);
 }
 
 /*
@@ -177,22 +189,13 @@ static int xiw_tx_push_pages(struct xiw_conn *conn, bool more)
 		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL |
 			     (more ? MSG_MORE : 0),
 	};
-	int rv;
 
 	if (!conn->tx_pc_closed) {
 		xiw_tx_pc_kmem(conn, conn->tx_len);
 		conn->tx_pc_closed = true;
 	}
-	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, conn->tx_vec,
-		      conn->tx_pc_n, conn->tx_pc_len);
-	iov_iter_advance(&msg.msg_iter, conn->tx_pc_off);
-	while (conn->tx_pc_off < conn->tx_pc_len) {
-		rv = sock_sendmsg(conn->sock, &msg);
-		if (rv < 0)
-			return rv;
-		conn->tx_pc_off += rv;
-	}
-	return 0;
+	return xiw_tx_push_vec(conn, &msg, conn->tx_pc_n, conn->tx_pc_len,
+			       &conn->tx_pc_off);
 }
 
 /* Hand the rest of the current FPDU to TCP; -EAGAIN when it is full. */
