@@ -594,6 +594,11 @@ void xiw_tx_zc_drop(struct xiw_conn *conn);
 struct xiw_tx_pq *xiw_tx_pq_create(struct xiw_conn *conn);
 void xiw_tx_pq_detach(struct xiw_conn *conn);
 void xiw_tx_pq_wait_all(void);
+#if IS_ENABLED(CONFIG_KUNIT)
+/* static unless KUnit is built: the pieces a pages batch makes of tx_buf */
+unsigned int xiw_tx_kmem_vec(struct bio_vec *bv, const u8 *p, size_t len);
+unsigned int xiw_tx_kmem_pieces(const u8 *p, size_t len);
+#endif
 
 /* xiw_qp_rx.c */
 #if IS_ENABLED(CONFIG_KUNIT)

@@ -38,6 +38,7 @@
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
 #include <net/tcp.h>
+#include <kunit/visibility.h>
 
 #include "xiw.h"
 #include "xiw_dp.h"
@@ -115,8 +116,8 @@ static int xiw_tx_push_zc(struct xiw_conn *conn)
  * past a page) as page pieces into @bv; return how many.  Only for TCP to
  * copy from: no page reference is taken.
  */
-static unsigned int xiw_tx_kmem_vec(struct bio_vec *bv, const u8 *p,
-				    size_t len)
+VISIBLE_IF_KUNIT unsigned int xiw_tx_kmem_vec(struct bio_vec *bv,
+					      const u8 *p, size_t len)
 {
 	unsigned int n = 0;
 
@@ -132,12 +133,14 @@ static unsigned int xiw_tx_kmem_vec(struct bio_vec *bv, const u8 *p,
 	}
 	return n;
 }
+EXPORT_SYMBOL_IF_KUNIT(xiw_tx_kmem_vec);
 
 /* How many pieces xiw_tx_kmem_vec() makes of @len octets at @p. */
-static unsigned int xiw_tx_kmem_pieces(const u8 *p, size_t len)
+VISIBLE_IF_KUNIT unsigned int xiw_tx_kmem_pieces(const u8 *p, size_t len)
 {
 	return len ? DIV_ROUND_UP(offset_in_page(p) + len, PAGE_SIZE) : 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(xiw_tx_kmem_pieces);
 
 /*
  * The pages batch takes tx_buf's octets from tx_pc_kstart up to @end as

@@ -8,5 +8,5 @@
 
 MODULE_DESCRIPTION("KUnit tests for the xiw software iWARP driver");
 MODULE_LICENSE("GPL");
-/* xiw.ko's EXPORT_SYMBOL_IF_KUNIT() functions (objects_kunit.c). */
+/* xiw.ko's EXPORT_SYMBOL_IF_KUNIT() functions (objects, skb, tx suites). */
 XIW_IMPORT_KUNIT_NS;
