@@ -33,7 +33,8 @@
 # ends are in this VM, so per QP is the delta over 2N); then iperf3
 # (plain and -Z) for raw TCP, with the CPU time over the steady middle of
 # its run (see run_tcp).  Every point runs BENCH_REPS times (cmtime
-# BENCH_CM_REPS times in each, the scale points once).
+# BENCH_CM_REPS times in each, the scale points once, the 64 B latency
+# points BENCH_LAT_REPS times in all).
 # Output: one tab-separated line per measurement on OUT:
 #   <driver> <test> <size> <rep> <metric> <value>
 # metrics: bw_MBps (MB/s, 10^6), mpps, lat_typ_us, lat_avg_us, conn_per_s,
@@ -475,22 +476,26 @@ scale() {
 		"$(awk -v a="$vm0" -v b="$vm1" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / (2 * n) }')"
 }
 
+# points_up DRIVER REP: the driver's devices for one repetition's points.
+# False when they could not be made and there is nothing to walk; on the
+# wire the other guest expects every step, so the steps are walked and
+# each fails.
+points_up() {
+	drv=$1
+	devs_up "$drv" && return 0
+	log "$drv: cannot create devices"
+	record "$drv" setup 0 "$2" fail "rdma link add failed"
+	[ -n "$role" ] && return 0
+	devs_down
+	return 1
+}
+
 # One repetition of every point for DRIVER on fresh devices.  xiw and siw
 # cannot share a netdev, so the drivers take turns within a repetition:
 # drift over the run (page cache, neighbour entries) then hits both alike.
 run_points() {
 	local rep=$2 tool size p
-	drv=$1
-	if ! devs_up "$drv"; then
-		log "$drv: cannot create devices"
-		record "$drv" setup 0 "$rep" fail "rdma link add failed"
-		# On the wire the other guest expects every step: walk them,
-		# each fails.
-		if [ -z "$role" ]; then
-			devs_down
-			return
-		fi
-	fi
+	points_up "$1" "$rep" || return
 	if [ -n "$points" ]; then
 		for p in $points; do
 			tool=${p%%:*} size=${p#*:}
@@ -532,6 +537,17 @@ run_points() {
 		for n in ${BENCH_CONNS_SMALL:-32} ${BENCH_CONNS:-100}; do
 			conn_rate "$drv" "$(((rep - 1) * ${BENCH_CM_REPS:-5} + k))" "$n"
 		done
+	done
+	devs_down
+}
+
+# run_lat64 DRIVER REP: one more repetition of the 64 B latency points.
+run_lat64() {
+	local rep=$2 tool
+	points_up "$1" "$rep" || return
+	for tool in ib_write_lat ib_read_lat ib_send_lat; do
+		log "$drv rep $rep: $tool 64"
+		perf "$drv" "$tool" 64 "$rep" "$(iters_for 64 "$tool")"
 	done
 	devs_down
 }
@@ -609,6 +625,7 @@ trace_point() {
 # run; their numbers go to the log only.
 profile() {
 	local keep=$out p tool size data=/tmp/bench.perf.data st=/tmp/bench.perf.stat
+	local dsos="[kernel.kallsyms],[${1%b}]"
 	local -a ev=(context-switches cpu-migrations sched:sched_wakeup
 		     sched:sched_switch workqueue:workqueue_execute_start
 		     irq:softirq_entry raw_syscalls:sys_enter net:net_dev_xmit
@@ -634,17 +651,18 @@ profile() {
 		perf "$drv" "$tool" "$size" p "$(iters_for "$size" "$tool")"
 		sed "s/^/bench: profile: $drv $tool $size: /" "$out" >&2
 		# Where the time goes by program and library, then the kernel
-		# alone: own samples per symbol, and with its callees.
+		# and the driver's module: own samples per symbol, and with its
+		# callees.
 		command perf report -i "$data" --stdio --no-children -g none \
 			--sort comm,dso --percent-limit 1 2>/dev/null |
 			grep -v '^#' | grep . | head -n 20 |
 			sed "s/^/bench: profile: $drv $tool $size: dso: /" >&2
 		command perf report -i "$data" --stdio --no-children -g none -n \
-			--dsos '[kernel.kallsyms]' --sort sym --percent-limit 0.2 2>/dev/null |
+			--dsos "$dsos" --sort sym --percent-limit 0.2 2>/dev/null |
 			grep -v '^#' | grep . | head -n "${BENCH_PROFILE_LINES:-60}" |
 			sed "s/^/bench: profile: $drv $tool $size: self: /" >&2
 		command perf report -i "$data" --stdio --children -g none -n \
-			--dsos '[kernel.kallsyms]' --sort sym --percent-limit 0.5 2>/dev/null |
+			--dsos "$dsos" --sort sym --percent-limit 0.5 2>/dev/null |
 			grep -v '^#' | grep . | head -n "${BENCH_PROFILE_LINES:-60}" |
 			sed "s/^/bench: profile: $drv $tool $size: children: /" >&2
 		[ -z "${BENCH_TRACE_FUNCS:-}" ] ||
@@ -738,6 +756,18 @@ for rep in $(seq "$reps"); do
 		run_points "$d" "$rep"
 	done
 done
+# The 64 B latency points, the ones with a target, run on to
+# BENCH_LAT_REPS repetitions (default 7), the drivers still taking turns:
+# a round trip's repetitions fall into two or three modes for both
+# drivers (where the scheduler has each spinning end), and the median of
+# three is whichever mode two of them hit.
+if [ -z "$points" ] && [[ " $LAT_SIZES " == *" 64 "* ]]; then
+	for rep in $(seq $((reps + 1)) "${BENCH_LAT_REPS:-7}"); do
+		for d in $drivers; do
+			run_lat64 "$d" "$rep"
+		done
+	done
+fi
 # netns_del: this guest's namespaces (the wire's NIC goes back to the
 # initial one).
 netns_del() {
