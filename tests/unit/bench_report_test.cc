@@ -194,6 +194,53 @@ TEST(BenchReport, MarkdownHasASectionPerTopologyAndTalliesTargets)
 	EXPECT_EQ(std::string::npos, md.find("### Scale")) << md;
 }
 
+// Where a 64 B latency point ran more than once, every repetition is
+// listed, fastest first, beside the median the ratio is taken of.
+TEST(BenchReport, LatencyRepetitionsAreListedFastestFirst)
+{
+	TempFile t("spread.tsv", "xiw\tib_write_lat\t64\t1\tlat_typ_us\t41.04\n"
+				 "siw\tib_write_lat\t64\t1\tlat_typ_us\t22.5\n"
+				 "xiw\tib_write_lat\t64\t2\tlat_typ_us\t24.96\n"
+				 "siw\tib_write_lat\t64\t2\tlat_typ_us\t40\n"
+				 "xiw\tib_write_lat\t64\t3\tlat_typ_us\t25\n"
+				 "siw\tib_write_lat\t64\t3\tlat_typ_us\t39\n"
+				 "xiw\tib_send_lat\t64\t1\tlat_typ_us\t30\n"
+				 "xiw\tib_write_lat\t4096\t1\tlat_typ_us\t90\n"
+				 "xiw\tib_write_lat\t4096\t2\tlat_typ_us\t91\n");
+	std::vector<Topology> run(1);
+	std::string why;
+
+	run[0].name = "veth";
+	ASSERT_TRUE(xiw::bench::parse(t.path, &run[0].data, &why)) << why;
+	std::string md = xiw::bench::markdown(run, "6.12", "today", "");
+
+	EXPECT_NE(std::string::npos, md.find("| ib_write_lat, 64 B | 25.00 | 39.00 | 0.64x |")) << md;
+	EXPECT_NE(std::string::npos, md.find("| ib_write_lat | 25.0 25.0 41.0 | 22.5 39.0 40.0 |\n"))
+		<< md;
+	// A point of one driver only, and no row for a point nobody ran.
+	EXPECT_NE(std::string::npos, md.find("| ib_send_lat | 30.0 | - |\n")) << md;
+	EXPECT_EQ(std::string::npos, md.find("| ib_read_lat |")) << md;
+	// Sizes other than 64 B are not listed.
+	EXPECT_EQ(std::string::npos, md.find("90.0 91.0")) << md;
+	EXPECT_LT(md.find("### Latency"), md.find("Every repetition at 64 B"));
+	EXPECT_LT(md.find("Every repetition at 64 B"), md.find("### Connection setup"));
+}
+
+// With one repetition each there is nothing to list.
+TEST(BenchReport, OneRepetitionListsNoSpread)
+{
+	TempFile t("spread1.tsv", "xiw\tib_write_lat\t64\t1\tlat_typ_us\t30\n"
+				  "siw\tib_write_lat\t64\t1\tlat_typ_us\t40\n");
+	std::vector<Topology> run(1);
+	std::string why;
+
+	run[0].name = "veth";
+	ASSERT_TRUE(xiw::bench::parse(t.path, &run[0].data, &why)) << why;
+	std::string md = xiw::bench::markdown(run, "6.12", "today", "");
+
+	EXPECT_EQ(std::string::npos, md.find("Every repetition")) << md;
+}
+
 // The NVMe section: xiw against siw (the floor, every row) and against
 // NVMe/TCP (IOPS and throughput only).
 TEST(BenchReport, NvmeSectionHoldsXiwToSiwAndToNvmeTcp)
