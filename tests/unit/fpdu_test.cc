@@ -78,19 +78,23 @@ TEST_P(FpduRoundTrip, AllDeliveriesAgree)
 
 	std::vector<std::vector<size_t>> plans = { Whole(), OneByte(),
 		RandomCuts(c.pos), RandomCuts(c.pos + 99, 7), { 511 }, { 512 }, { 3, 509 } };
-	for (auto &plan : plans) {
-		DeframeResult r = Deframe(stream, c.crc, c.markers, c.pos, plan);
+	// Every delivery, with the segments' ends reported on their own and
+	// joined to their last chunk of data where the trailer is at hand.
+	for (bool join : { false, true }) {
+		for (auto &plan : plans) {
+			DeframeResult r = Deframe(stream, c.crc, c.markers, c.pos, plan, 0, join);
 
-		ASSERT_EQ(XIW_OK, r.err) << xiw_proto_err_name(r.err);
-		ASSERT_EQ("", r.trace_error);
-		ASSERT_EQ(msgs.size(), r.segs.size());
-		EXPECT_EQ(stream.size(), r.consumed);
-		for (size_t i = 0; i < msgs.size(); i++) {
-			EXPECT_TRUE(r.segs[i].ended);
-			EXPECT_EQ(msgs[i].payload, r.segs[i].payload) << i;
-			EXPECT_EQ(msgs[i].hdr.opcode, r.segs[i].hdr.opcode);
-			EXPECT_EQ(Ulpdu(msgs[i].hdr, {}),
-				  Ulpdu(r.segs[i].hdr, {})) << "header " << i;
+			ASSERT_EQ(XIW_OK, r.err) << xiw_proto_err_name(r.err);
+			ASSERT_EQ("", r.trace_error);
+			ASSERT_EQ(msgs.size(), r.segs.size());
+			EXPECT_EQ(stream.size(), r.consumed);
+			for (size_t i = 0; i < msgs.size(); i++) {
+				EXPECT_TRUE(r.segs[i].ended);
+				EXPECT_EQ(msgs[i].payload, r.segs[i].payload) << i;
+				EXPECT_EQ(msgs[i].hdr.opcode, r.segs[i].hdr.opcode);
+				EXPECT_EQ(Ulpdu(msgs[i].hdr, {}),
+					  Ulpdu(r.segs[i].hdr, {})) << "header " << i;
+			}
 		}
 	}
 }
@@ -215,6 +219,76 @@ TEST(Fpdu, FlippingAnyPayloadOrCrcBitGivesCrcError)
 	Bytes s = stream;
 	s[s.size() - 1] ^= 1;
 	EXPECT_EQ(XIW_OK, Deframe(s, false, false, 0, Whole()).err);
+}
+
+// With join_end, a segment whose trailer is at hand takes two calls: its
+// header, then its data with the end; the CRC is checked before the data
+// is handed out, so a corrupt segment hands out none of that chunk.
+TEST(Deframer, JoinedEndTakesTheTrailerWithTheLastChunk)
+{
+	xiw_tx tx;
+	Bytes stream;
+
+	xiw_tx_init(&tx, true, false, 0);
+	ASSERT_TRUE(Frame(&tx, Ulpdu(Hdr(RDMAP_OP_WRITE), Pattern(61, 3)), &stream));
+	for (int corrupt = 0; corrupt < 2; corrupt++) {
+		Bytes s = stream;
+		xiw_rx rx;
+		xiw_rx_event ev;
+		size_t used, off = 0;
+
+		if (corrupt)
+			s[2 + DDP_TAGGED_HDR_LEN + 5] ^= 0x10;
+		xiw_rx_init(&rx, true, false, 0, 0);
+		rx.join_end = true;
+		ASSERT_EQ(XIW_OK, xiw_rx_step(&rx, s.data(), s.size(), &used, &ev));
+		EXPECT_EQ(XIW_RX_EV_HDR, ev.type);
+		EXPECT_EQ((size_t)2 + DDP_TAGGED_HDR_LEN, used);
+		off += used;
+		if (corrupt) {
+			EXPECT_EQ(XIW_ERR_MPA_CRC,
+				  xiw_rx_step(&rx, s.data() + off, s.size() - off, &used, &ev));
+			EXPECT_EQ(XIW_RX_EV_NONE, ev.type);
+			EXPECT_EQ(s.size() - off, used);
+			continue;
+		}
+		ASSERT_EQ(XIW_OK, xiw_rx_step(&rx, s.data() + off, s.size() - off, &used, &ev));
+		EXPECT_EQ(XIW_RX_EV_DATA, ev.type);
+		EXPECT_TRUE(ev.end);
+		EXPECT_EQ(61u, ev.len);
+		EXPECT_EQ(s.size() - off, used);
+		EXPECT_EQ(1u, rx.segments);
+		EXPECT_EQ(XIW_RX_HDR, rx.state);
+		// The header stays quotable for a TERMINATE the end may cause.
+		EXPECT_EQ((u8)(2 + DDP_TAGGED_HDR_LEN), rx.raw_last);
+	}
+}
+
+// The trailer one octet short of the piece: the end comes on its own.
+TEST(Deframer, JoinedEndWaitsForTheWholeTrailer)
+{
+	xiw_tx tx;
+	Bytes s;
+	xiw_rx rx;
+	xiw_rx_event ev;
+	size_t used, off;
+
+	xiw_tx_init(&tx, true, false, 0);
+	ASSERT_TRUE(Frame(&tx, Ulpdu(Hdr(RDMAP_OP_WRITE), Pattern(64, 5)), &s));
+	xiw_rx_init(&rx, true, false, 0, 0);
+	rx.join_end = true;
+	ASSERT_EQ(XIW_OK, xiw_rx_step(&rx, s.data(), s.size() - 1, &used, &ev));
+	off = used;
+	ASSERT_EQ(XIW_OK, xiw_rx_step(&rx, s.data() + off, s.size() - 1 - off, &used, &ev));
+	EXPECT_EQ(XIW_RX_EV_DATA, ev.type);
+	EXPECT_FALSE(ev.end);
+	EXPECT_EQ(64u, ev.len);
+	off += used;
+	ASSERT_EQ(XIW_OK, xiw_rx_step(&rx, s.data() + off, s.size() - 1 - off, &used, &ev));
+	EXPECT_EQ(XIW_RX_EV_NONE, ev.type);
+	off += used;
+	ASSERT_EQ(XIW_OK, xiw_rx_step(&rx, s.data() + off, s.size() - off, &used, &ev));
+	EXPECT_EQ(XIW_RX_EV_END, ev.type);
 }
 
 TEST(Fpdu, FpduLenMatchesBuiltLength)

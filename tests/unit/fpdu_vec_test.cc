@@ -25,18 +25,33 @@ TEST_P(FpduVec, AllDeliveries)
 		plans.push_back(RandomCuts(seed * 7919 + v.len, 1 + seed * 13));
 	for (auto &plan : plans) {
 		DeframeResult r = Deframe(s, v.crc, v.markers, v.pos, plan, v.max_ulpdu);
-		size_t complete = 0, payload = 0;
+		// The same with each segment's end joined to its last chunk.
+		DeframeResult rj = Deframe(s, v.crc, v.markers, v.pos, plan, v.max_ulpdu, true);
+		size_t complete = 0, payload = 0, complete_j = 0, payload_j = 0;
 
 		ASSERT_EQ(v.err, r.err) << v.desc << " got " << xiw_proto_err_name(r.err);
+		ASSERT_EQ(v.err, rj.err) << v.desc << " joined got " << xiw_proto_err_name(rj.err);
 		ASSERT_EQ("", r.trace_error);
+		ASSERT_EQ("", rj.trace_error);
 		for (auto &sg : r.segs) {
 			complete += sg.ended;
 			payload += sg.payload.size();
 		}
+		for (auto &sg : rj.segs) {
+			complete_j += sg.ended;
+			payload_j += sg.payload.size();
+		}
 		EXPECT_EQ(v.nseg, complete) << v.desc;
+		EXPECT_EQ(v.nseg, complete_j) << v.desc;
 		// Payload handed out before an error is exact too: the
 		// deframer never hands out octets past the point of failure.
 		EXPECT_EQ(v.payload, payload) << v.desc;
+		// Joined, a chunk whose CRC fails is not handed out at all.
+		if (v.err == XIW_ERR_MPA_CRC)
+			EXPECT_GE(v.payload, payload_j) << v.desc;
+		else
+			EXPECT_EQ(v.payload, payload_j) << v.desc;
+		EXPECT_EQ(r.consumed, rj.consumed) << v.desc;
 		if (v.err == XIW_OK) {
 			EXPECT_EQ(s.size(), r.consumed);
 		} else {

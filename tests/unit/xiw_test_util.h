@@ -31,15 +31,18 @@ struct DeframeResult {
 
 // Feed @stream to a fresh deframer in pieces whose sizes come from @cuts
 // (cycled; 0 = rest of the stream) and check the event invariants.
+// @join_end: the deframer may end a segment with its last chunk of data
+// (xiw_rx.join_end), as the driver's receive engine has it.
 inline DeframeResult Deframe(const Bytes &stream, bool crc, bool markers,
 			     u32 pos, const std::vector<size_t> &cuts,
-			     u32 max_ulpdu = 0)
+			     u32 max_ulpdu = 0, bool join_end = false)
 {
 	DeframeResult r;
 	xiw_rx rx;
 	size_t off = 0, ci = 0;
 
 	xiw_rx_init(&rx, crc, markers, pos, max_ulpdu);
+	rx.join_end = join_end;
 	while (off < stream.size()) {
 		size_t piece = cuts.empty() ? 0 : cuts[ci++ % cuts.size()];
 
@@ -80,6 +83,14 @@ inline DeframeResult Deframe(const Bytes &stream, bool crc, bool markers,
 				else
 					r.segs.back().payload.insert(r.segs.back().payload.end(),
 								     ev.data, ev.data + ev.len);
+				if (!ev.end)
+					break;
+				if (!join_end)
+					r.trace_error = "end with data unasked";
+				else if (r.segs.back().payload.size() != rx.data_len)
+					r.trace_error = "end before the last octet";
+				else
+					r.segs.back().ended = true;
 				break;
 			case XIW_RX_EV_END:
 				if (r.segs.empty())

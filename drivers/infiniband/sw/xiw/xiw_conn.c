@@ -974,6 +974,8 @@ int xiw_conn_start(struct xiw_qp *qp, const struct xiw_conn_start_args *args)
 		    args->stream_pos_tx);
 	xiw_rx_init(&conn->rx, args->mpa.crc, args->mpa.markers_rx,
 		    args->stream_pos_rx, 0);
+	/* The receive engine takes a segment's end with its last chunk. */
+	conn->rx.join_end = true;
 	xiw_conn_offload_start(conn, args->offload);
 
 	rv = -ENOMEM;

@@ -852,6 +852,15 @@ bool xiw_qp_rx_resume(struct xiw_conn *conn)
 	return true;
 }
 
+/* The current segment is complete, its CRC verified. */
+static enum xiw_proto_err xiw_rx_seg_end(struct xiw_conn *conn)
+{
+	atomic64_inc(&conn->qp->xdev->stats.rx_fpdus);
+	trace_xiw_fpdu_rx(xiw_qp_id(conn->qp), &conn->rx.hdr,
+			  conn->rx.data_len);
+	return xiw_rx_end(conn);
+}
+
 /*
  * Feed @len stream octets at @p through the deframer.  Return: the octets
  * it took: all of them, unless the engine stalled (soft-RNR).
@@ -877,13 +886,12 @@ static size_t xiw_rx_feed(struct xiw_conn *conn, const u8 *p, size_t len)
 			case XIW_RX_EV_DATA:
 				err = xiw_rx_data(conn, ev.data, ev.len,
 						  ev.offset);
+				/* The end, as if it came in the next round. */
+				if (!err && ev.end && xiw_conn_rx_live(conn))
+					err = xiw_rx_seg_end(conn);
 				break;
 			case XIW_RX_EV_END:
-				atomic64_inc(&conn->qp->xdev->stats.rx_fpdus);
-				trace_xiw_fpdu_rx(xiw_qp_id(conn->qp),
-						  &conn->rx.hdr,
-						  conn->rx.data_len);
-				err = xiw_rx_end(conn);
+				err = xiw_rx_seg_end(conn);
 				break;
 			default:
 				break;

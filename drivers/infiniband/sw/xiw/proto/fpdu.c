@@ -274,16 +274,16 @@ static enum xiw_proto_err xiw_rx_hdr_bytes(struct xiw_rx *rx, const u8 *p,
 }
 
 /*
- * The octets of a whole header (ULPDU_Length and the DDP/RDMAP header) at
- * @p, if all of them are there and pass the checks xiw_rx_hdr_bytes()
- * makes on the way; else 0, and the header is taken in the three steps
- * that stop at the first octet in error.
+ * A whole header (ULPDU_Length and the DDP/RDMAP header) at @p, taken in
+ * one step if all of it is there and passes the checks xiw_rx_hdr_bytes()
+ * makes on the way.  Return: the octets taken, or 0: then the header is
+ * taken in the three steps that stop at the first octet in error.
  */
-static size_t xiw_rx_hdr_whole(const struct xiw_rx *rx, const u8 *p,
-			       size_t avail)
+static size_t xiw_rx_hdr_whole(struct xiw_rx *rx, const u8 *p, size_t avail)
 {
 	const struct xiw_rdmap_opinfo *info;
 	u16 ulpdu_len;
+	size_t n;
 
 	if (avail < MPA_HDR_LEN + 2)
 		return 0;
@@ -293,27 +293,50 @@ static size_t xiw_rx_hdr_whole(const struct xiw_rx *rx, const u8 *p,
 	    ulpdu_len < info->hdr_len ||
 	    avail < (size_t)MPA_HDR_LEN + info->hdr_len)
 		return 0;
-	return MPA_HDR_LEN + info->hdr_len;
+	n = MPA_HDR_LEN + info->hdr_len;
+	rx->fpdu_pos = rx->stream_pos;
+	rx->raw_last = 0;
+	memcpy(rx->raw, p, n);
+	rx->raw_got = (u8)n;
+	rx->raw_need = (u8)n;
+	rx->ulpdu_len = ulpdu_len;
+	rx->info = info;
+	xiw_rx_eat(rx, p, n, true);
+	return n;
 }
 
+/* The header is all in rx->raw, its control octets checked (rx->info). */
 static enum xiw_proto_err xiw_rx_hdr_done(struct xiw_rx *rx)
 {
 	enum xiw_proto_err err;
-	size_t hl;
+	u32 hl = rx->info->hdr_len;
 
-	err = xiw_rdmap_hdr_parse(rx->raw + MPA_HDR_LEN,
-				  rx->raw_need - MPA_HDR_LEN, &rx->hdr, &hl);
+	err = xiw_rdmap_hdr_decode(rx->raw + MPA_HDR_LEN, rx->info, &rx->hdr);
 	if (err)
 		return err;
 	err = xiw_rdmap_seg_check(&rx->hdr, rx->ulpdu_len);
 	if (err)
 		return err;
-	rx->data_len = rx->ulpdu_len - (u32)hl;
+	rx->data_len = rx->ulpdu_len - hl;
 	rx->data_off = 0;
 	rx->trl_got = 0;
 	rx->trl_need = (u8)(xiw_mpa_pad_len(rx->ulpdu_len) + MPA_CRC_LEN);
 	rx->state = rx->data_len ? XIW_RX_DATA : XIW_RX_TRAILER;
 	return XIW_OK;
+}
+
+/* @n octets of the trailer at @p: pad (covered by the CRC), then the CRC. */
+static void xiw_rx_trailer_bytes(struct xiw_rx *rx, const u8 *p, size_t n)
+{
+	u8 pad = rx->trl_need - MPA_CRC_LEN;
+	size_t covered = rx->trl_got < pad ? pad - rx->trl_got : 0;
+
+	if (covered > n)
+		covered = n;
+	memcpy(rx->trl + rx->trl_got, p, n);
+	xiw_rx_eat(rx, p, covered, true);
+	xiw_rx_eat(rx, p + covered, n - covered, false);
+	rx->trl_got += (u8)n;
 }
 
 static enum xiw_proto_err xiw_rx_trailer_done(struct xiw_rx *rx)
@@ -345,8 +368,9 @@ static enum xiw_proto_err xiw_rx_trailer_done(struct xiw_rx *rx)
  * (raw header octets in @rx->raw); %XIW_RX_EV_DATA points into @p, never
  * spans a marker and carries the payload offset; %XIW_RX_EV_END follows
  * the CRC check. Payload is handed out before the CRC is known: do not
- * complete anything before END. Every event except NONE consumes at
- * least one octet, so the loop always makes progress.
+ * complete anything before END (or a DATA event with @ev->end, where
+ * @rx->join_end is set). Every event except NONE consumes at least one
+ * octet, so the loop always makes progress.
  *
  * Return: %XIW_OK, or the first protocol error; the error is sticky until
  * xiw_rx_init() and @consumed then includes the offending octets.
@@ -393,7 +417,9 @@ enum xiw_proto_err xiw_rx_step(struct xiw_rx *rx, const u8 *p, size_t len,
 			take = 0;
 			if (rx->raw_got == 0 && !rx->markers)
 				take = xiw_rx_hdr_whole(rx, c, avail);
-			if (!take) {
+			if (take) {
+				used += take;
+			} else {
 				if (rx->raw_got < MPA_HDR_LEN)
 					take = MPA_HDR_LEN - rx->raw_got;
 				else if (rx->raw_got < MPA_HDR_LEN + 2)
@@ -402,11 +428,11 @@ enum xiw_proto_err xiw_rx_step(struct xiw_rx *rx, const u8 *p, size_t len,
 					take = rx->raw_need - rx->raw_got;
 				if (take > avail)
 					take = avail;
+				err = xiw_rx_hdr_bytes(rx, c, take);
+				used += take;
+				if (err)
+					goto fail;
 			}
-			err = xiw_rx_hdr_bytes(rx, c, take);
-			used += take;
-			if (err)
-				goto fail;
 			if (rx->raw_got >= MPA_HDR_LEN + 2 &&
 			    rx->raw_got == rx->raw_need) {
 				err = xiw_rx_hdr_done(rx);
@@ -428,24 +454,28 @@ enum xiw_proto_err xiw_rx_step(struct xiw_rx *rx, const u8 *p, size_t len,
 			ev->len = (u32)take;
 			ev->offset = rx->data_off;
 			rx->data_off += (u32)take;
-			if (rx->data_off == rx->data_len)
-				rx->state = XIW_RX_TRAILER;
+			if (rx->data_off < rx->data_len) {
+				*consumed = used;
+				return XIW_OK;
+			}
+			rx->state = XIW_RX_TRAILER;
+			/* The whole trailer at hand (no markers): the end too. */
+			if (rx->join_end && !rx->markers &&
+			    avail - take >= rx->trl_need) {
+				xiw_rx_trailer_bytes(rx, c + take, rx->trl_need);
+				used += rx->trl_need;
+				err = xiw_rx_trailer_done(rx);
+				if (err)
+					goto fail;
+				ev->end = true;
+			}
 			*consumed = used;
 			return XIW_OK;
-		case XIW_RX_TRAILER: {
-			u8 pad = rx->trl_need - MPA_CRC_LEN;
-
+		case XIW_RX_TRAILER:
 			take = rx->trl_need - rx->trl_got;
 			if (take > avail)
 				take = avail;
-			memcpy(rx->trl + rx->trl_got, c, take);
-			n = rx->trl_got < pad ? pad - rx->trl_got : 0;
-			if (n > take)
-				n = take;
-			/* pad is covered by the CRC, the CRC field is not */
-			xiw_rx_eat(rx, c, n, true);
-			xiw_rx_eat(rx, c + n, take - n, false);
-			rx->trl_got += (u8)take;
+			xiw_rx_trailer_bytes(rx, c, take);
 			used += take;
 			if (rx->trl_got == rx->trl_need) {
 				err = xiw_rx_trailer_done(rx);
@@ -456,7 +486,6 @@ enum xiw_proto_err xiw_rx_step(struct xiw_rx *rx, const u8 *p, size_t len,
 				return XIW_OK;
 			}
 			break;
-		}
 		default:
 			err = XIW_ERR_INVAL;
 			goto fail;
@@ -466,6 +495,8 @@ enum xiw_proto_err xiw_rx_step(struct xiw_rx *rx, const u8 *p, size_t len,
 	return XIW_OK;
 
 fail:
+	/* No event comes with an error, not even the DATA of a joined end. */
+	memset(ev, 0, sizeof(*ev));
 	/* The deframer's own errors are the current segment's, if any. */
 	rx->raw_last = 0;
 	rx->state = XIW_RX_ERROR;

@@ -187,41 +187,31 @@ static void xiw_atomic_req_encode(const struct xiw_atomic_req *ar, u8 *p)
 }
 
 /**
- * xiw_rdmap_hdr_parse() - decode the DDP + RDMAP header of a segment
- * @p: the ULPDU (DDP control octet first, no ULPDU_Length)
- * @len: octets available at @p (at least the header)
+ * xiw_rdmap_hdr_decode() - decode a header whose control octets are checked
+ * @p: the ULPDU (DDP control octet first, no ULPDU_Length), at least
+ *	@oi->hdr_len octets
+ * @oi: what xiw_ddp_ctrl_check() returned for @p's control octets
  * @h: decoded header
- * @hdr_len: set to the header length on success
  *
- * Validates versions, the opcode, its buffer model, its queue number
- * and, for single-segment messages, L=1 and MO=0; Atomic Requests must
- * name a known operation and an 8-byte aligned Tagged Offset.
+ * The checks of xiw_rdmap_hdr_parse() after the control octets and the
+ * length: queue number, L=1 and MO=0 of single-segment messages, Atomic
+ * Request operation and alignment.  For a caller that has checked the
+ * control octets already (the deframer, on its way to the header's end).
  *
- * Return: %XIW_OK or the error (the first one found, in that order).
+ * Return: %XIW_OK or the first error found.
  */
-enum xiw_proto_err xiw_rdmap_hdr_parse(const u8 *p, size_t len,
-				       struct xiw_rdmap_hdr *h,
-				       size_t *hdr_len)
+enum xiw_proto_err xiw_rdmap_hdr_decode(const u8 *p,
+					const struct xiw_rdmap_opinfo *oi,
+					struct xiw_rdmap_hdr *h)
 {
-	const struct xiw_rdmap_opinfo *oi;
-	enum xiw_proto_err err;
 	const u8 *r;
 
 	memset(h, 0, sizeof(*h));
-	*hdr_len = 0;
-	if (len < 2)
-		return XIW_ERR_RDMAP_HDR_SHORT;
-	err = xiw_ddp_ctrl_check(p[DDP_CTRL_OFF], p[DDP_RSVDULP_OFF], &oi);
-	h->tagged = !!(p[DDP_CTRL_OFF] & DDP_FLAG_T);
+	h->tagged = oi->tagged;
 	h->last = !!(p[DDP_CTRL_OFF] & DDP_FLAG_L);
-	h->ddp_version = p[DDP_CTRL_OFF] & DDP_DV_MASK;
-	h->rdmap_version = (p[DDP_RSVDULP_OFF] & RDMAP_RV_MASK) >> RDMAP_RV_SHIFT;
+	h->ddp_version = DDP_VERSION;
+	h->rdmap_version = RDMAP_VERSION;
 	h->opcode = p[DDP_RSVDULP_OFF] & RDMAP_OPCODE_MASK;
-	if (err)
-		return err;
-	if (len < oi->hdr_len)
-		return XIW_ERR_RDMAP_HDR_SHORT;
-
 	if (h->tagged) {
 		h->stag = xiw_get_be32(p + DDP_TAGGED_STAG_OFF);
 		h->to = xiw_get_be64(p + DDP_TAGGED_TO_OFF);
@@ -264,6 +254,49 @@ enum xiw_proto_err xiw_rdmap_hdr_parse(const u8 *p, size_t len,
 	default:
 		break;
 	}
+	return XIW_OK;
+}
+
+/**
+ * xiw_rdmap_hdr_parse() - decode the DDP + RDMAP header of a segment
+ * @p: the ULPDU (DDP control octet first, no ULPDU_Length)
+ * @len: octets available at @p (at least the header)
+ * @h: decoded header
+ * @hdr_len: set to the header length on success
+ *
+ * Validates versions, the opcode, its buffer model, its queue number
+ * and, for single-segment messages, L=1 and MO=0; Atomic Requests must
+ * name a known operation and an 8-byte aligned Tagged Offset.
+ *
+ * Return: %XIW_OK or the error (the first one found, in that order).
+ */
+enum xiw_proto_err xiw_rdmap_hdr_parse(const u8 *p, size_t len,
+				       struct xiw_rdmap_hdr *h,
+				       size_t *hdr_len)
+{
+	const struct xiw_rdmap_opinfo *oi;
+	enum xiw_proto_err err;
+
+	memset(h, 0, sizeof(*h));
+	*hdr_len = 0;
+	if (len < 2)
+		return XIW_ERR_RDMAP_HDR_SHORT;
+	err = xiw_ddp_ctrl_check(p[DDP_CTRL_OFF], p[DDP_RSVDULP_OFF], &oi);
+	if (!err && len < oi->hdr_len)
+		err = XIW_ERR_RDMAP_HDR_SHORT;
+	if (err) {
+		/* What the control octets say, for the TERMINATE's report. */
+		h->tagged = !!(p[DDP_CTRL_OFF] & DDP_FLAG_T);
+		h->last = !!(p[DDP_CTRL_OFF] & DDP_FLAG_L);
+		h->ddp_version = p[DDP_CTRL_OFF] & DDP_DV_MASK;
+		h->rdmap_version = (p[DDP_RSVDULP_OFF] & RDMAP_RV_MASK) >>
+				   RDMAP_RV_SHIFT;
+		h->opcode = p[DDP_RSVDULP_OFF] & RDMAP_OPCODE_MASK;
+		return err;
+	}
+	err = xiw_rdmap_hdr_decode(p, oi, h);
+	if (err)
+		return err;
 	*hdr_len = oi->hdr_len;
 	return XIW_OK;
 }

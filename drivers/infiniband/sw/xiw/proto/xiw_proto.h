@@ -488,6 +488,9 @@ const struct xiw_rdmap_opinfo *xiw_rdmap_op_lookup(u8 opcode);
 u64 xiw_atomic_apply(const struct xiw_atomic_req *ar, u64 orig);
 enum xiw_proto_err xiw_ddp_ctrl_check(u8 ddp_ctrl, u8 rdmap_ctrl,
 				      const struct xiw_rdmap_opinfo **info);
+enum xiw_proto_err xiw_rdmap_hdr_decode(const u8 *p,
+					const struct xiw_rdmap_opinfo *oi,
+					struct xiw_rdmap_hdr *h);
 enum xiw_proto_err xiw_rdmap_hdr_parse(const u8 *p, size_t len,
 				       struct xiw_rdmap_hdr *h,
 				       size_t *hdr_len);
@@ -620,7 +623,8 @@ enum xiw_rx_state {
  * enum xiw_rx_event_type - what one xiw_rx_step() call produced
  * @XIW_RX_EV_NONE: all input consumed, nothing complete yet
  * @XIW_RX_EV_HDR: a segment header is complete (&xiw_rx.hdr is valid)
- * @XIW_RX_EV_DATA: a payload chunk, pointing into the caller's input
+ * @XIW_RX_EV_DATA: a payload chunk, pointing into the caller's input;
+ *	with &xiw_rx_event.end set also the end of the segment
  * @XIW_RX_EV_END: the segment is complete and its CRC verified
  */
 enum xiw_rx_event_type {
@@ -636,12 +640,16 @@ enum xiw_rx_event_type {
  * @data: %XIW_RX_EV_DATA: first payload byte (inside the input slice)
  * @len: %XIW_RX_EV_DATA: chunk length
  * @offset: %XIW_RX_EV_DATA: offset of @data within the segment payload
+ * @end: %XIW_RX_EV_DATA: the segment's last chunk, its trailer taken in
+ *	the same call and its CRC verified; no %XIW_RX_EV_END follows (only
+ *	with &xiw_rx.join_end)
  */
 struct xiw_rx_event {
 	enum xiw_rx_event_type type;
 	const u8 *data;
 	u32 len;
 	u32 offset;
+	bool end;
 };
 
 /** XIW_RX_HDR_BUF - header bytes the deframer keeps (ULPDU_Length + max) */
@@ -651,6 +659,11 @@ struct xiw_rx_event {
  * struct xiw_rx - resumable receive deframer of one MPA connection
  * @crc: verify CRC32c
  * @markers: expect and strip markers
+ * @join_end: where the last payload chunk of a segment and its whole
+ *	trailer are in one call's input, take both and report the end with
+ *	the chunk (&xiw_rx_event.end): one call less per segment, and the
+ *	CRC is verified before that chunk is handed out.  Off after
+ *	xiw_rx_init(); a consumer that handles &xiw_rx_event.end sets it.
  * @max_ulpdu: largest ULPDU_Length accepted (0: 65535)
  * @state: current state
  * @err: sticky error once @state is %XIW_RX_ERROR
@@ -682,6 +695,7 @@ struct xiw_rx_event {
 struct xiw_rx {
 	bool crc;
 	bool markers;
+	bool join_end;
 	u32 max_ulpdu;
 	enum xiw_rx_state state;
 	enum xiw_proto_err err;
