@@ -36,6 +36,20 @@ struct TempFile {
 	~TempFile() { unlink(path.c_str()); }
 };
 
+// The markdown report of one topology @name, measured as @tsv holds.
+std::string OneTopology(const std::string &name, const TempFile &tsv)
+{
+	std::vector<Topology> run(1);
+	std::string why;
+
+	run[0].name = name;
+	if (!xiw::bench::parse(tsv.path, &run[0].data, &why)) {
+		ADD_FAILURE() << why;
+		return "";
+	}
+	return xiw::bench::markdown(run, "6.12", "today", "");
+}
+
 TEST(BenchReport, JsonKeepsEveryValueAndEscapesControlCharacters)
 {
 	const std::string reason = "rc 1: \x01\x1b[31mred\x1b[0m \"quoted\" back\\slash\x7f";
@@ -207,12 +221,7 @@ TEST(BenchReport, LatencyRepetitionsAreListedFastestFirst)
 				 "xiw\tib_send_lat\t64\t1\tlat_typ_us\t30\n"
 				 "xiw\tib_write_lat\t4096\t1\tlat_typ_us\t90\n"
 				 "xiw\tib_write_lat\t4096\t2\tlat_typ_us\t91\n");
-	std::vector<Topology> run(1);
-	std::string why;
-
-	run[0].name = "veth";
-	ASSERT_TRUE(xiw::bench::parse(t.path, &run[0].data, &why)) << why;
-	std::string md = xiw::bench::markdown(run, "6.12", "today", "");
+	std::string md = OneTopology("veth", t);
 
 	EXPECT_NE(std::string::npos, md.find("| ib_write_lat, 64 B | 25.00 | 39.00 | 0.64x |")) << md;
 	EXPECT_NE(std::string::npos, md.find("| ib_write_lat | 25.0 25.0 41.0 | 22.5 39.0 40.0 |\n"))
@@ -231,12 +240,7 @@ TEST(BenchReport, OneRepetitionListsNoSpread)
 {
 	TempFile t("spread1.tsv", "xiw\tib_write_lat\t64\t1\tlat_typ_us\t30\n"
 				  "siw\tib_write_lat\t64\t1\tlat_typ_us\t40\n");
-	std::vector<Topology> run(1);
-	std::string why;
-
-	run[0].name = "veth";
-	ASSERT_TRUE(xiw::bench::parse(t.path, &run[0].data, &why)) << why;
-	std::string md = xiw::bench::markdown(run, "6.12", "today", "");
+	std::string md = OneTopology("veth", t);
 
 	EXPECT_EQ(std::string::npos, md.find("Every repetition")) << md;
 }
@@ -254,12 +258,7 @@ TEST(BenchReport, NvmeSectionHoldsXiwToSiwAndToNvmeTcp)
 				"xiw\tnvme-seqwrite\t131072\t1\tMBps\t150\n"
 				"siw\tnvme-seqwrite\t131072\t1\tMBps\t200\n"
 				"tcp\tnvme-seqwrite\t131072\t1\tMBps\t100\n");
-	std::vector<Topology> run(1);
-	std::string why;
-
-	run[0].name = "nvme9000";
-	ASSERT_TRUE(xiw::bench::parse(in.path, &run[0].data, &why)) << why;
-	std::string md = xiw::bench::markdown(run, "6.12", "today", "");
+	std::string md = OneTopology("nvme9000", in);
 
 	EXPECT_NE(std::string::npos, md.find("## NVMe over Fabrics against NVMe/TCP across the two-VM "
 					     "wire, MTU 9000"))
