@@ -286,7 +286,6 @@ public:
 		}
 	}
 
-	// The section of one topology; its targets counted in @t.
 	// Every repetition of the 64 B latency points, fastest first: they fall
 	// into modes for both drivers, and a median of few lands in whichever
 	// mode most of them hit.
@@ -325,6 +324,7 @@ public:
 			  << rows;
 	}
 
+	// The section of one topology; its targets counted in @t.
 	void Section(std::ostream &o, const std::string &name, Tally *t) const
 	{
 		if (IsNvme())
