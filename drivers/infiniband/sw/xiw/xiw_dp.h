@@ -358,15 +358,18 @@ struct xiw_conn_step {
  *	xiw_tx_sqe_fail().  So no work request completes while it is being
  *	copied.  The engine tests that it still owns the request inside the
  *	section (@rx_ut's active, @orq_count, @tx_sqe_active); those two
- *	withdraw ownership inside theirs, under @lock too.  Bottom halves
- *	off, interrupts on: taken in process and softirq context only, never
- *	with interrupts off; nests outside @lock
+ *	withdraw ownership inside theirs, of the last two under @lock too.
+ *	The receive of a Send is owned under this lock alone: @rx_ut[0]'s
+ *	active and rqe change only inside it, where the engine takes the
+ *	receive off its ring and completes it.  Bottom halves off,
+ *	interrupts on: taken in process and softirq context only, never
+ *	with interrupts off; nests outside @lock, the QP's @rq_lock and the
+ *	SRQ lock
  * @lock: guards @orq*, @irq*, @term_*, @rtr_*, the ownership of @tx_sqe
- *	(@tx_sqe_active, @tx_pend) and of the receive contexts' RQEs; held
- *	for bookkeeping only, never over a payload copy; irqsave, any
- *	context (a kernel post_recv may take it in hard irq through
- *	xiw_conn_rnr_kick()); nests outside the QP's @sq_lock, @rq_lock and
- *	SRQ lock: a work request leaves its ring and becomes the engine's
+ *	(@tx_sqe_active, @tx_pend); held for bookkeeping only, never over a
+ *	payload copy; irqsave, any context (a kernel post_recv may take it
+ *	in hard irq through xiw_conn_rnr_kick()); nests outside the QP's
+ *	@sq_lock: a send request leaves its ring and becomes the engine's
  *	in one section
  * @orq: ring of @ord outstanding Read Requests
  * @orq_head: oldest entry

@@ -11,8 +11,9 @@
  * Runs under the socket lock (softirq, or process context when the socket
  * was owned by a sender).  Placement into work requests happens under
  * conn->copy_lock, which the flush takes too, so that a flush never
- * completes a request being written; conn->lock, which a kernel post_recv
- * may take in hard irq, is never held over a copy.
+ * completes a request being written; a Send's receive is taken, placed
+ * into and completed under it alone.  conn->lock, which a kernel
+ * post_recv may take in hard irq, is never held over a copy.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -148,8 +149,7 @@ static enum xiw_proto_err xiw_rx_send_hdr(struct xiw_conn *conn)
 	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
 	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
 	struct xiw_ddp_queue q;
-	unsigned long flags;
-	int rv;
+	int rv = 0;
 
 	if (READ_ONCE(conn->rtr_rx) && conn->mpa.rtr == XIW_MPA_RTR_SEND) {
 		/*
@@ -160,14 +160,14 @@ static enum xiw_proto_err xiw_rx_send_hdr(struct xiw_conn *conn)
 			return XIW_ERR_MPA_NO_MATCHING_RTR;
 		return XIW_OK;
 	}
+	spin_lock_bh(&conn->copy_lock);
 	if (!h->mo && h->msn == ut->msn && !ut->active) {
 		/*
-		 * As the transmit engine takes a send request: none once the
-		 * QP reads ERROR, when the flush hook may have looked for it
-		 * already.  The Send then finds no buffer; the connection is
-		 * closing and drops it.
+		 * None once the QP reads ERROR: the flush hook, which holds
+		 * copy_lock too, may have looked for one already.  The Send
+		 * then finds no buffer; the connection is closing and drops
+		 * it.
 		 */
-		spin_lock_irqsave(&conn->lock, flags);
 		rv = -ENOENT;
 		if (READ_ONCE(conn->qp->state) != XIW_QP_ERROR)
 			rv = xiw_rqe_fetch(conn->qp, &ut->rqe);
@@ -180,14 +180,14 @@ static enum xiw_proto_err xiw_rx_send_hdr(struct xiw_conn *conn)
 		if (rv == -EINVAL)
 			xiw_rqe_complete(conn->qp, &ut->rqe, 0, 0,
 					 XIW_WC_LOC_QP_OP_ERR);
-		spin_unlock_irqrestore(&conn->lock, flags);
-		if (rv == -EINVAL)
-			return XIW_ERR_RDMAP_CATASTROPHIC;
 	}
 	q.msn = ut->msn;
 	q.posted = ut->active ? 1 : 0;
 	q.mo = ut->mo;
 	q.buf_len = ut->active ? ut->buf_len : 0;
+	spin_unlock_bh(&conn->copy_lock);
+	if (rv == -EINVAL)
+		return XIW_ERR_RDMAP_CATASTROPHIC;
 	return xiw_ddp_check_untagged(h, conn->rx.data_len, &q);
 }
 
@@ -471,22 +471,19 @@ static enum xiw_proto_err xiw_rx_imm_end(struct xiw_conn *conn)
 {
 	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
 	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
-	unsigned long flags;
-	bool owned;
 
 	ut->msn++;
 	ut->mo = 0;
-	spin_lock_irqsave(&conn->lock, flags);
-	owned = ut->active;
-	ut->active = false;
+	spin_lock_bh(&conn->copy_lock);
 	/* Completed under the lock: see xiw_rx_send_end(). */
-	if (owned) {
+	if (ut->active) {
+		ut->active = false;
 		if (h->opcode == RDMAP_OP_IMM_DATA_SE)
 			ut->rqe.flags |= XIW_WQE_SOLICITED;
 		xiw_rqe_complete_imm(conn->qp, &ut->rqe, 0,
 				     (__force u32)cpu_to_be32(h->u.imm_data >> 32));
 	}
-	spin_unlock_irqrestore(&conn->lock, flags);
+	spin_unlock_bh(&conn->copy_lock);
 	return XIW_OK;
 }
 
@@ -614,20 +611,13 @@ static enum xiw_proto_err xiw_rx_data(struct xiw_conn *conn, const u8 *data,
 	case RDMAP_OP_SEND_SE:
 	case RDMAP_OP_SEND_INV:
 	case RDMAP_OP_SEND_SE_INV:
-		/*
-		 * ut->active is written by this engine and by a flush, which
-		 * holds copy_lock: under it, this engine reads it without
-		 * conn->lock.
-		 */
+		/* ut->active: see xiw_rx_send_end(). */
 		spin_lock_bh(&conn->copy_lock);
 		if (ut->active &&
 		    xiw_rx_place_rqe(conn, &ut->rqe, h->mo + off, data, len)) {
-			spin_lock_irqsave(&conn->lock, flags);
 			ut->active = false;
-			/* Completed under the lock: see xiw_rx_send_end(). */
 			xiw_rqe_complete(conn->qp, &ut->rqe, 0, 0,
 					 XIW_WC_LOC_PROT_ERR);
-			spin_unlock_irqrestore(&conn->lock, flags);
 			err = XIW_ERR_RDMAP_CATASTROPHIC;
 		}
 		spin_unlock_bh(&conn->copy_lock);
@@ -650,8 +640,6 @@ static enum xiw_proto_err xiw_rx_send_end(struct xiw_conn *conn)
 	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
 	struct xiw_qp *qp = conn->qp;
 	u32 inval = 0, bytes;
-	unsigned long flags;
-	bool owned;
 
 	if (READ_ONCE(conn->rtr_rx) && conn->mpa.rtr == XIW_MPA_RTR_SEND) {
 		ut->msn++;
@@ -667,32 +655,32 @@ static enum xiw_proto_err xiw_rx_send_end(struct xiw_conn *conn)
 	if (h->opcode == RDMAP_OP_SEND_INV || h->opcode == RDMAP_OP_SEND_SE_INV) {
 		if (xiw_mr_invalidate(qp->xdev, qp->base_qp.pd, h->rsvdulp) !=
 		    XIW_ACC_OK) {
-			spin_lock_irqsave(&conn->lock, flags);
-			owned = ut->active;
-			ut->active = false;
-			if (owned)
+			spin_lock_bh(&conn->copy_lock);
+			if (ut->active) {
+				ut->active = false;
 				xiw_rqe_complete(qp, &ut->rqe, bytes, 0,
 						 XIW_WC_REM_INV_REQ_ERR);
-			spin_unlock_irqrestore(&conn->lock, flags);
+			}
+			spin_unlock_bh(&conn->copy_lock);
 			return XIW_ERR_RDMAP_CANNOT_INVALIDATE;
 		}
 		inval = h->rsvdulp;
 	}
 	/*
-	 * Completed under the lock a flush takes: a flush between giving up
-	 * the receive and completing it would complete the receives behind
-	 * it, still in the ring, ahead of it.
+	 * ut->active and ut->rqe change only under copy_lock, by this
+	 * engine and by the flush hook.  The receive is completed in the
+	 * same section that gives it up: a flush between the two would
+	 * complete the receives behind it, still in the ring, ahead of it.
 	 */
-	spin_lock_irqsave(&conn->lock, flags);
-	owned = ut->active;
-	ut->active = false;
-	if (owned) {
+	spin_lock_bh(&conn->copy_lock);
+	if (ut->active) {
+		ut->active = false;
 		if (h->opcode == RDMAP_OP_SEND_SE ||
 		    h->opcode == RDMAP_OP_SEND_SE_INV)
 			ut->rqe.flags |= XIW_WQE_SOLICITED;
 		xiw_rqe_complete(qp, &ut->rqe, bytes, inval, XIW_WC_SUCCESS);
 	}
-	spin_unlock_irqrestore(&conn->lock, flags);
+	spin_unlock_bh(&conn->copy_lock);
 	return XIW_OK;
 }
 
@@ -992,14 +980,11 @@ int xiw_qp_rx_actor(read_descriptor_t *rd, struct sk_buff *skb,
 void xiw_qp_rx_flush(struct xiw_conn *conn)
 {
 	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
-	unsigned long flags;
 
 	lockdep_assert_held(&conn->copy_lock);
-	spin_lock_irqsave(&conn->lock, flags);
 	if (ut->active) {
 		ut->active = false;
 		xiw_rqe_complete(conn->qp, &ut->rqe, 0, 0,
 				 XIW_WC_WR_FLUSH_ERR);
 	}
-	spin_unlock_irqrestore(&conn->lock, flags);
 }
