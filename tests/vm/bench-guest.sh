@@ -53,7 +53,10 @@
 # printed, not recorded (not on the wire); BENCH_PROFILE_SYMS adds the
 # callers of those kernel symbols, BENCH_TRACE_FUNCS a function_graph run
 # timing those functions.  BENCH_XIW_B (a second xiw.ko)
-# adds driver "xiwb" to the turns: see xiw_use below.
+# adds driver "xiwb" to the turns: see xiw_use below.  BENCH_PIN=1 runs
+# the server of every latency point on CPU 1 and its client on CPU 0:
+# the scheduler then never moves the two busy-polling processes, whose
+# placement otherwise adds to the spread between repetitions.
 set -uo pipefail
 
 out=$1
@@ -299,13 +302,18 @@ perf() {
 	local tool=$2 size=$3 rep=$4 iters=$5 cl=/tmp/bench.cl line ok=1
 	next_port
 	local -a common=(-R -d $DEV_A -p "$PORT" -s "$size" -n "$iters" -F)
-	srv_start "$tool" "$size" "$rep" "$tool" "${common[@]}" || ok=0
+	local -a pin_s=() pin_c=()
+	if [ -n "${BENCH_PIN:-}" ] && [[ $tool == *_lat ]]; then
+		pin_s=(taskset -c 1) pin_c=(taskset -c 0)
+	fi
+	srv_start "$tool" "$size" "$rep" "${pin_s[@]}" "$tool" "${common[@]}" || ok=0
 	meet $((PORT + 1))
 	if cli_here && ((ok)); then
 		common[2]=$DEV_B
-		if ! "${client_wrap[@]}" ip netns exec $NSB timeout 120 "$tool" "${common[@]}" $A >"$cl" 2>&1; then
+		if ! "${client_wrap[@]}" ip netns exec $NSB timeout 120 "${pin_c[@]}" "$tool" "${common[@]}" $A >"$cl" 2>&1; then
 			record "$drv" "$tool" "$size" "$rep" fail "client failed"
-			sed 's/^/bench:   /' "$cl" | tail -n 5 >&2
+			# perftest names the failed step first, its callers after.
+			sed 's/^/bench:   /' "$cl" | tail -n 20 >&2
 			ok=0
 			[ -z "$srv" ] || kill "$srv" 2>/dev/null
 		fi
