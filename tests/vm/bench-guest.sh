@@ -283,7 +283,18 @@ drv=
 # A command the client runs under (the profile's perf).
 client_wrap=()
 
-listening() { ip netns exec $NSA ss -Hltn "sport = :$1" | grep -q .; }
+# A listener the client can reach: on the server's address, or on the
+# wildcard bound to the server's netdev.  RDMA CM repeats a wildcard
+# listen on every device, one after the other; siw's repeat for the
+# client's device is a socket in ns A too, bound to an interface ns A
+# does not have (see dev_up), and a client let go when that one appeared
+# first was refused (perftest: "Failed to connect through RDMA CM",
+# ECONNREFUSED).
+listening() {
+	ip netns exec $NSA ss -Hltn "sport = :$1" |
+		awk -v a="$A:$1" -v d="${NETDEV_A:+%$NETDEV_A:$1}" \
+			'$4 == a || (d != "" && index($4, d)) { f = 1 } END { exit !f }'
+}
 
 # Wait until the server process listens (perftest, iperf3 and cmtime all
 # open a TCP listener: xiw/siw's iw_cm listen, or iperf3's own).
@@ -314,6 +325,7 @@ perf() {
 			record "$drv" "$tool" "$size" "$rep" fail "client failed"
 			# perftest names the failed step first, its callers after.
 			sed 's/^/bench:   /' "$cl" | tail -n 20 >&2
+			[ -z "$srv" ] || sed 's/^/bench:   server: /' /tmp/bench.srv | tail -n 20 >&2
 			ok=0
 			[ -z "$srv" ] || kill "$srv" 2>/dev/null
 		fi
