@@ -57,6 +57,9 @@
 # the server of every latency point on CPU 1 and its client on CPU 0:
 # the scheduler then never moves the two busy-polling processes, whose
 # placement otherwise adds to the spread between repetitions.
+# BENCH_MARK (a program, xiw-insns-mark) runs before and after every
+# perftest client, and each run is logged as "insns: mark N ..." (see
+# bench-focus, BENCH_INSNS).
 set -uo pipefail
 
 out=$1
@@ -308,6 +311,16 @@ wait_listen() {
 	return 1
 }
 
+# insns_mark WHEN TOOL SIZE ITERS: with BENCH_MARK, run it and log which
+# mark it was: the plugin's Nth dump holds what ran since the mark before.
+marks=0
+insns_mark() {
+	[ -n "${BENCH_MARK:-}" ] || return 0
+	"$BENCH_MARK"
+	log "insns: mark $marks $1 $drv $2 $3 $4"
+	marks=$((marks + 1))
+}
+
 # perf DRIVER TOOL SIZE REP ITERS: one perftest run; records its numbers.
 perf() {
 	local tool=$2 size=$3 rep=$4 iters=$5 cl=/tmp/bench.cl line ok=1
@@ -321,6 +334,7 @@ perf() {
 	meet $((PORT + 1))
 	if cli_here && ((ok)); then
 		common[2]=$DEV_B
+		insns_mark before "$tool" "$size" "$iters"
 		if ! "${client_wrap[@]}" ip netns exec $NSB timeout 120 "${pin_c[@]}" "$tool" "${common[@]}" $A >"$cl" 2>&1; then
 			record "$drv" "$tool" "$size" "$rep" fail "client failed"
 			# perftest names the failed step first, its callers after.
@@ -330,6 +344,7 @@ perf() {
 			[ -z "$srv" ] || kill "$srv" 2>/dev/null
 		fi
 	fi
+	cli_here && ((ok)) && insns_mark after "$tool" "$size" "$iters"
 	meet $((PORT + 2))
 	[ -z "$srv" ] || srv_end "$srv" 30
 	cli_here && ((ok)) || return
