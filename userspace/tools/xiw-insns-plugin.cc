@@ -16,10 +16,11 @@
 // it; xiw-insns-report reads what it writes.
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
+#include <utility>
 
 #include "xiw_qemu_plugin.h"
 
@@ -44,7 +45,7 @@ std::mutex lock;	// the table and the dump sequence
 // Keyed by address and size: a block retranslated with another length
 // is another block.  Entries live as long as QEMU: the translated code
 // holds pointers to their counters.
-std::unordered_map<std::string, std::unique_ptr<Block>> blocks;
+std::map<std::pair<std::uint64_t, std::uint64_t>, std::unique_ptr<Block>> blocks;
 std::uint64_t mark;
 std::string out = "xiw-insns";
 unsigned seq;
@@ -84,7 +85,7 @@ void translated(qemu_plugin_id_t, qemu_plugin_tb *tb)
 	Block *b;
 	{
 		std::lock_guard<std::mutex> g(lock);
-		auto &slot = blocks[std::to_string(va) + "/" + std::to_string(n)];
+		auto &slot = blocks[{ va, n }];
 		if (!slot)
 			slot = std::make_unique<Block>(Block{va, n, 0});
 		b = slot.get();
