@@ -86,6 +86,10 @@ TEST_P(FpduRoundTrip, AllDeliveriesAgree)
 
 			ASSERT_EQ(XIW_OK, r.err) << xiw_proto_err_name(r.err);
 			ASSERT_EQ("", r.trace_error);
+			// Offered whole exactly where it can be: joined, no markers.
+			if (plan.empty()) {
+				EXPECT_EQ(join && !c.markers ? msgs.size() : 0u, r.wholes);
+			}
 			ASSERT_EQ(msgs.size(), r.segs.size());
 			EXPECT_EQ(stream.size(), r.consumed);
 			for (size_t i = 0; i < msgs.size(); i++) {
@@ -262,6 +266,68 @@ TEST(Deframer, JoinedEndTakesTheTrailerWithTheLastChunk)
 		// The header stays quotable for a TERMINATE the end may cause.
 		EXPECT_EQ((u8)(2 + DDP_TAGGED_HDR_LEN), rx.raw_last);
 	}
+}
+
+// A Send of 61 octets in one CRC-protected, marker-free FPDU, and a
+// deframer that joins ends, stepped over its header: the event offers the
+// rest of the segment whole.
+Bytes WholeSend(xiw_rx *rx, xiw_rx_event *ev, bool corrupt)
+{
+	xiw_tx tx;
+	Bytes s;
+	size_t used = 0;
+
+	xiw_tx_init(&tx, true, false, 0);
+	EXPECT_TRUE(Frame(&tx, Ulpdu(Hdr(RDMAP_OP_SEND), Pattern(61, 9)), &s));
+	if (corrupt)
+		s[2 + DDP_UNTAGGED_HDR_LEN + 60] ^= 0x01;
+	xiw_rx_init(rx, true, false, 0, 0);
+	rx->join_end = true;
+	EXPECT_EQ(XIW_OK, xiw_rx_step(rx, s.data(), s.size(), &used, ev));
+	EXPECT_EQ(XIW_RX_EV_HDR, ev->type);
+	EXPECT_EQ((size_t)2 + DDP_UNTAGGED_HDR_LEN, used);
+	return s;
+}
+
+// xiw_rx_take_whole() takes payload and trailer in one call, once, and
+// only where offered; a corrupt segment fails its CRC before its payload
+// counts, the error sticky and the header quotable for the TERMINATE.
+// One octet missing from the input, nothing is offered.
+TEST(Deframer, WholeSegmentTakenInOneCall)
+{
+	xiw_rx rx;
+	xiw_rx_event ev;
+	size_t more, used;
+	Bytes s;
+
+	for (bool corrupt : { false, true }) {
+		more = 99;
+		s = WholeSend(&rx, &ev, corrupt);
+		ASSERT_TRUE(ev.whole);
+		EXPECT_EQ(s.data() + 2 + DDP_UNTAGGED_HDR_LEN, ev.data);
+		EXPECT_EQ(61u, ev.len);
+		EXPECT_EQ(corrupt ? XIW_ERR_MPA_CRC : XIW_OK,
+			  xiw_rx_take_whole(&rx, ev.data, &more));
+		EXPECT_EQ(s.size() - 2 - DDP_UNTAGGED_HDR_LEN, more);
+		EXPECT_EQ(corrupt ? 0u : 1u, rx.segments);
+		if (corrupt) {
+			EXPECT_EQ(XIW_RX_ERROR, rx.state);
+			EXPECT_EQ(XIW_ERR_MPA_CRC, xiw_rx_step(&rx, s.data(), 1, &used, &ev));
+			EXPECT_EQ((u8)(2 + DDP_UNTAGGED_HDR_LEN), rx.raw_got);
+			continue;
+		}
+		EXPECT_EQ(XIW_RX_HDR, rx.state);
+		EXPECT_EQ(s.size(), rx.octets);
+		EXPECT_EQ(XIW_ERR_INVAL, xiw_rx_take_whole(&rx, ev.data, &more));
+		EXPECT_EQ(0u, more);
+	}
+
+	xiw_rx_init(&rx, true, false, 0, 0);
+	rx.join_end = true;
+	ASSERT_EQ(XIW_OK, xiw_rx_step(&rx, s.data(), s.size() - 1, &used, &ev));
+	EXPECT_EQ(XIW_RX_EV_HDR, ev.type);
+	EXPECT_FALSE(ev.whole);
+	EXPECT_EQ(XIW_ERR_INVAL, xiw_rx_take_whole(&rx, s.data() + used, &more));
 }
 
 // The trailer one octet short of the piece: the end comes on its own.

@@ -26,6 +26,7 @@ struct DeframeResult {
 	std::vector<Segment> segs;
 	xiw_proto_err err = XIW_OK;
 	size_t consumed = 0;
+	size_t wholes = 0;	// segments taken whole (xiw_rx_take_whole())
 	std::string trace_error;	// invariant violations, empty if none
 };
 
@@ -72,6 +73,29 @@ inline DeframeResult Deframe(const Bytes &stream, bool crc, bool markers,
 				r.segs.emplace_back();
 				r.segs.back().hdr = rx.hdr;
 				r.segs.back().raw_hdr.assign(rx.raw, rx.raw + rx.raw_got);
+				if (!ev.whole)
+					break;
+				if (!join_end || markers)
+					r.trace_error = "whole segment unasked";
+				else if (ev.data != p + used || ev.len != rx.data_len)
+					r.trace_error = "whole payload misplaced";
+				// Taken whole where offered: no chunk before the CRC.
+				else {
+					size_t more = 0;
+
+					e = xiw_rx_take_whole(&rx, p + used, &more);
+					r.consumed += more;
+					if (used + more > left)
+						r.trace_error = "whole segment past the input";
+					if (e != XIW_OK) {
+						r.err = e;
+						return r;
+					}
+					r.segs.back().payload.assign(ev.data, ev.data + ev.len);
+					r.segs.back().ended = true;
+					r.wholes++;
+					used += more;
+				}
 				break;
 			case XIW_RX_EV_DATA:
 				if (r.segs.empty() || r.segs.back().ended)

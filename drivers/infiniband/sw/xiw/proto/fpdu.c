@@ -314,7 +314,7 @@ static enum xiw_proto_err xiw_rx_hdr_done(struct xiw_rx *rx)
 	err = xiw_rdmap_hdr_decode(rx->raw + MPA_HDR_LEN, rx->info, &rx->hdr);
 	if (err)
 		return err;
-	err = xiw_rdmap_seg_check(&rx->hdr, rx->ulpdu_len);
+	err = xiw_rdmap_seg_fits(rx->info, rx->ulpdu_len);
 	if (err)
 		return err;
 	rx->data_len = rx->ulpdu_len - hl;
@@ -339,12 +339,9 @@ static void xiw_rx_trailer_bytes(struct xiw_rx *rx, const u8 *p, size_t n)
 	rx->trl_got += (u8)n;
 }
 
-static enum xiw_proto_err xiw_rx_trailer_done(struct xiw_rx *rx)
+/* The segment has ended, its CRC checked: on to the next header. */
+static void xiw_rx_seg_next(struct xiw_rx *rx)
 {
-	u8 pad = rx->trl_need - MPA_CRC_LEN;
-
-	if (rx->crc && xiw_crc_get(rx->trl + pad) != rx->crc_state)
-		return XIW_ERR_MPA_CRC;
 	rx->segments++;
 	rx->state = XIW_RX_HDR;
 	rx->raw_last = rx->raw_got;
@@ -352,6 +349,65 @@ static enum xiw_proto_err xiw_rx_trailer_done(struct xiw_rx *rx)
 	rx->raw_need = 0;
 	rx->info = NULL;
 	rx->crc_state = XIW_CRC_SEED;
+}
+
+static enum xiw_proto_err xiw_rx_trailer_done(struct xiw_rx *rx)
+{
+	u8 pad = rx->trl_need - MPA_CRC_LEN;
+
+	if (rx->crc && xiw_crc_get(rx->trl + pad) != rx->crc_state)
+		return XIW_ERR_MPA_CRC;
+	xiw_rx_seg_next(rx);
+	return XIW_OK;
+}
+
+/**
+ * xiw_rx_take_whole() - take the rest of a segment offered whole
+ * @rx: deframer state
+ * @p: the input right behind the octets of the %XIW_RX_EV_HDR event that
+ *	offered it (&xiw_rx_event.whole), the offer not taken back by
+ *	another call since
+ * @consumed: octets of @p used (always set): the payload and the trailer
+ *
+ * What the %XIW_RX_EV_DATA event with &xiw_rx_event.end would do, in one
+ * call: the payload (the event's @data and @len) is the segment's once
+ * this returns %XIW_OK, the trailer is taken, the CRC verified and the
+ * segment has ended.  A consumer that wants the payload in chunks (or
+ * not yet) calls xiw_rx_step() instead.
+ *
+ * Return: %XIW_OK; %XIW_ERR_INVAL without an offer (nothing is used);
+ * else the error, sticky as xiw_rx_step()'s, with @consumed including the
+ * offending octets.
+ */
+enum xiw_proto_err xiw_rx_take_whole(struct xiw_rx *rx, const u8 *p,
+				     size_t *consumed)
+{
+	/* Payload and pad are covered by the CRC; the CRC field is not. */
+	u32 covered = rx->data_len + rx->trl_need - MPA_CRC_LEN;
+	u32 all = rx->data_len + rx->trl_need;
+
+	*consumed = 0;
+	if (!rx->whole || !p)
+		return XIW_ERR_INVAL;
+	rx->whole = false;
+	*consumed = all;
+	rx->stream_pos += all;
+	rx->octets += all;
+	rx->data_off = rx->data_len;
+	memcpy(rx->trl, p + rx->data_len, rx->trl_need);
+	rx->trl_got = rx->trl_need;
+	if (rx->crc) {
+		rx->crc_state = xiw_crc_run(rx->crc_fn, rx->crc_ctx,
+					    rx->crc_state, p, covered);
+		if (xiw_crc_get(p + covered) != rx->crc_state) {
+			/* As xiw_rx_step(): the error is the current segment's. */
+			rx->raw_last = 0;
+			rx->state = XIW_RX_ERROR;
+			rx->err = XIW_ERR_MPA_CRC;
+			return XIW_ERR_MPA_CRC;
+		}
+	}
+	xiw_rx_seg_next(rx);
 	return XIW_OK;
 }
 
@@ -370,7 +426,9 @@ static enum xiw_proto_err xiw_rx_trailer_done(struct xiw_rx *rx)
  * the CRC check. Payload is handed out before the CRC is known: do not
  * complete anything before END (or a DATA event with @ev->end, where
  * @rx->join_end is set). Every event except NONE consumes at least one
- * octet, so the loop always makes progress.
+ * octet, so the loop always makes progress.  With @rx->join_end an HDR
+ * event may offer the rest of the segment whole (@ev->whole): take it with
+ * xiw_rx_take_whole(), or go on calling this.
  *
  * Return: %XIW_OK, or the first protocol error; the error is sticky until
  * xiw_rx_init() and @consumed then includes the offending octets.
@@ -383,6 +441,7 @@ enum xiw_proto_err xiw_rx_step(struct xiw_rx *rx, const u8 *p, size_t len,
 
 	memset(ev, 0, sizeof(*ev));
 	*consumed = 0;
+	rx->whole = false;
 	if (rx->state == XIW_RX_ERROR)
 		return rx->err;
 	if (len && !p)
@@ -439,6 +498,15 @@ enum xiw_proto_err xiw_rx_step(struct xiw_rx *rx, const u8 *p, size_t len,
 				if (err)
 					goto fail;
 				ev->type = XIW_RX_EV_HDR;
+				/* The rest at hand: offer it whole. */
+				if (rx->join_end && !rx->markers &&
+				    len - used >= (size_t)rx->data_len +
+						  rx->trl_need) {
+					rx->whole = true;
+					ev->whole = true;
+					ev->data = p + used;
+					ev->len = rx->data_len;
+				}
 				*consumed = used;
 				return XIW_OK;
 			}

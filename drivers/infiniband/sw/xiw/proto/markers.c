@@ -14,17 +14,6 @@
 #include "xiw_proto.h"
 
 /**
- * xiw_mpa_pad_len() - pad octets after a ULPDU
- * @ulpdu_len: ULPDU_Length
- *
- * Return: 0..3 such that ULPDU_Length field + ULPDU + pad is a multiple of 4.
- */
-u32 xiw_mpa_pad_len(u32 ulpdu_len)
-{
-	return (0u - (ulpdu_len + MPA_HDR_LEN)) & (MPA_ALIGN - 1);
-}
-
-/**
  * xiw_mpa_mulpdu() - largest ULPDU that fits one TCP segment
  * @emss: effective MSS of the connection
  * @markers: markers are inserted into this direction
@@ -49,17 +38,6 @@ u32 xiw_mpa_mulpdu(u32 emss, bool markers, bool crc)
 		return 0;
 	m = emss - over;
 	return m > MPA_MAX_ULPDU ? MPA_MAX_ULPDU : (u32)m;
-}
-
-/**
- * xiw_mpa_marker_distance() - octets until the next marker position
- * @stream_pos: marker-inclusive stream position
- *
- * Return: 0 if a marker is due at @stream_pos, else 1..511.
- */
-u32 xiw_mpa_marker_distance(u32 stream_pos)
-{
-	return (0u - stream_pos) & (MPA_MARKER_SPACING - 1);
 }
 
 /**

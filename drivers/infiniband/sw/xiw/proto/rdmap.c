@@ -323,7 +323,7 @@ enum xiw_proto_err xiw_rdmap_hdr_build(const struct xiw_rdmap_hdr *h,
 		return XIW_ERR_RDMAP_OPCODE;
 	if (cap < oi->hdr_len)
 		return XIW_ERR_NOSPACE;
-	memset(out, 0, oi->hdr_len);
+	/* Every layout below writes all of its octets, reserved ones as 0. */
 	out[DDP_CTRL_OFF] = (u8)((oi->tagged ? DDP_FLAG_T : 0) |
 				 (h->last ? DDP_FLAG_L : 0) | DDP_VERSION);
 	out[DDP_RSVDULP_OFF] = (u8)(RDMAP_VERSION << RDMAP_RV_SHIFT |
@@ -380,12 +380,5 @@ enum xiw_proto_err xiw_rdmap_seg_check(const struct xiw_rdmap_hdr *h,
 
 	if (!oi)
 		return XIW_ERR_RDMAP_OPCODE;
-	if (ulpdu_len < oi->hdr_len)
-		return XIW_ERR_RDMAP_HDR_SHORT;
-	if (!oi->payload && ulpdu_len != oi->hdr_len)
-		return XIW_ERR_RDMAP_PAYLOAD;
-	if (h->opcode == RDMAP_OP_TERMINATE &&
-	    ulpdu_len - oi->hdr_len > RDMAP_TERM_MAX_LEN - RDMAP_TERM_CTRL_LEN)
-		return XIW_ERR_RDMAP_TERM_MALFORMED;
-	return XIW_OK;
+	return xiw_rdmap_seg_fits(oi, ulpdu_len);
 }

@@ -324,10 +324,32 @@ enum xiw_proto_err xiw_mpa_reply_init(const struct xiw_mpa_policy *pol,
 /* MPA framing: MULPDU, markers (markers.c)                               */
 /* ---------------------------------------------------------------------- */
 
+/**
+ * xiw_mpa_pad_len() - pad octets after a ULPDU
+ * @ulpdu_len: ULPDU_Length
+ *
+ * Inline: every FPDU sent and received asks.
+ *
+ * Return: 0..3 such that ULPDU_Length field + ULPDU + pad is a multiple of 4.
+ */
+static inline u32 xiw_mpa_pad_len(u32 ulpdu_len)
+{
+	return (0u - (ulpdu_len + MPA_HDR_LEN)) & (MPA_ALIGN - 1);
+}
+
+/**
+ * xiw_mpa_marker_distance() - octets until the next marker position
+ * @stream_pos: marker-inclusive stream position
+ *
+ * Return: 0 if a marker is due at @stream_pos, else 1..511.
+ */
+static inline u32 xiw_mpa_marker_distance(u32 stream_pos)
+{
+	return (0u - stream_pos) & (MPA_MARKER_SPACING - 1);
+}
+
 u32 xiw_mpa_mulpdu(u32 emss, bool markers, bool crc);
-u32 xiw_mpa_pad_len(u32 ulpdu_len);
 u32 xiw_mpa_fpdu_len(u32 stream_pos, bool markers, u32 ulpdu_len);
-u32 xiw_mpa_marker_distance(u32 stream_pos);
 void xiw_mpa_marker_build(u8 out[MPA_MARKER_LEN], u16 fpduptr);
 enum xiw_proto_err xiw_mpa_marker_check(const u8 in[MPA_MARKER_LEN],
 					u16 expect_fpduptr);
@@ -498,6 +520,30 @@ enum xiw_proto_err xiw_rdmap_hdr_build(const struct xiw_rdmap_hdr *h,
 				       u8 *out, size_t cap, size_t *hdr_len);
 enum xiw_proto_err xiw_rdmap_seg_check(const struct xiw_rdmap_hdr *h,
 				       u32 ulpdu_len);
+
+/**
+ * xiw_rdmap_seg_fits() - xiw_rdmap_seg_check() for a known opcode
+ * @oi: the opcode's properties
+ * @ulpdu_len: the segment's ULPDU_Length
+ *
+ * Inline for the deframer, which has @oi at hand for every segment.
+ *
+ * Return: %XIW_OK, %XIW_ERR_RDMAP_HDR_SHORT, %XIW_ERR_RDMAP_PAYLOAD or
+ * %XIW_ERR_RDMAP_TERM_MALFORMED, as xiw_rdmap_seg_check().
+ */
+static inline enum xiw_proto_err
+xiw_rdmap_seg_fits(const struct xiw_rdmap_opinfo *oi, u32 ulpdu_len)
+{
+	if (ulpdu_len < oi->hdr_len)
+		return XIW_ERR_RDMAP_HDR_SHORT;
+	if (!oi->payload && ulpdu_len != oi->hdr_len)
+		return XIW_ERR_RDMAP_PAYLOAD;
+	if (oi->opcode == RDMAP_OP_TERMINATE &&
+	    ulpdu_len - oi->hdr_len > RDMAP_TERM_MAX_LEN - RDMAP_TERM_CTRL_LEN)
+		return XIW_ERR_RDMAP_TERM_MALFORMED;
+	return XIW_OK;
+}
+
 void xiw_term_ctrl_decode(const u8 in[RDMAP_TERM_CTRL_LEN],
 			  struct xiw_term_ctrl *tc);
 void xiw_term_ctrl_encode(const struct xiw_term_ctrl *tc,
@@ -643,6 +689,10 @@ enum xiw_rx_event_type {
  * @end: %XIW_RX_EV_DATA: the segment's last chunk, its trailer taken in
  *	the same call and its CRC verified; no %XIW_RX_EV_END follows (only
  *	with &xiw_rx.join_end)
+ * @whole: %XIW_RX_EV_HDR: the rest of the segment, its payload and its
+ *	trailer, follows in the same input: xiw_rx_take_whole() may take it
+ *	in one go (only with &xiw_rx.join_end and without markers); the
+ *	payload is then @len octets at @data
  */
 struct xiw_rx_event {
 	enum xiw_rx_event_type type;
@@ -650,6 +700,7 @@ struct xiw_rx_event {
 	u32 len;
 	u32 offset;
 	bool end;
+	bool whole;
 };
 
 /** XIW_RX_HDR_BUF - header bytes the deframer keeps (ULPDU_Length + max) */
@@ -665,6 +716,8 @@ struct xiw_rx_event {
  *	CRC is verified before that chunk is handed out.  Off after
  *	xiw_rx_init(); a consumer that handles &xiw_rx_event.end sets it.
  * @max_ulpdu: largest ULPDU_Length accepted (0: 65535)
+ * @whole: the last event offered the rest of its segment
+ *	(&xiw_rx_event.whole); cleared by the next call
  * @state: current state
  * @err: sticky error once @state is %XIW_RX_ERROR
  * @stream_pos: marker-inclusive stream position of the next octet
@@ -696,6 +749,7 @@ struct xiw_rx {
 	bool crc;
 	bool markers;
 	bool join_end;
+	bool whole;
 	u32 max_ulpdu;
 	enum xiw_rx_state state;
 	enum xiw_proto_err err;
@@ -726,6 +780,8 @@ void xiw_rx_init(struct xiw_rx *rx, bool crc, bool markers, u32 stream_pos,
 		 u32 max_ulpdu);
 enum xiw_proto_err xiw_rx_step(struct xiw_rx *rx, const u8 *p, size_t len,
 			       size_t *consumed, struct xiw_rx_event *ev);
+enum xiw_proto_err xiw_rx_take_whole(struct xiw_rx *rx, const u8 *p,
+				     size_t *consumed);
 
 #ifdef __cplusplus
 }
