@@ -412,11 +412,17 @@ static struct xiw_conn *xiw_sk_conn_started(struct sock *sk)
 	return conn;
 }
 
+/*
+ * TCP calls this in softirq, or in process context with bottom halves on
+ * (the socket's backlog, at release_sock()).  The read side needs them
+ * off in neither: every writer of sk_callback_lock turns them off, and
+ * readers pass each other, in softirq too.
+ */
 static void xiw_conn_data_ready(struct sock *sk)
 {
 	struct xiw_conn *conn;
 
-	read_lock_bh(&sk->sk_callback_lock);
+	read_lock(&sk->sk_callback_lock);
 	conn = xiw_sk_conn_started(sk);
 	if (conn) {
 		read_descriptor_t rd = {
@@ -426,7 +432,7 @@ static void xiw_conn_data_ready(struct sock *sk)
 
 		tcp_read_sock(sk, &rd, xiw_qp_rx_actor);
 	}
-	read_unlock_bh(&sk->sk_callback_lock);
+	read_unlock(&sk->sk_callback_lock);
 }
 
 static void xiw_conn_write_space(struct sock *sk)

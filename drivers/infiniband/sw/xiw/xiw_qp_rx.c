@@ -143,24 +143,19 @@ static u32 xiw_rqe_length(const struct xiw_krqe *rqe)
 	return len;
 }
 
-/* A Send segment header: bind the message to a receive work request. */
-static enum xiw_proto_err xiw_rx_send_hdr(struct xiw_conn *conn)
+/*
+ * A Send segment header: bind the message to a receive work request if it
+ * starts one, and say in @q what the queue holds for it.  Caller holds
+ * copy_lock.  Return: 0, or -EINVAL for a malformed user receive (taken
+ * off the ring and completed in error here).
+ */
+static int xiw_rx_send_bind(struct xiw_conn *conn, struct xiw_ddp_queue *q)
 {
 	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
 	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
-	struct xiw_ddp_queue q;
 	int rv = 0;
 
-	if (READ_ONCE(conn->rtr_rx) && conn->mpa.rtr == XIW_MPA_RTR_SEND) {
-		/*
-		 * The initiator's zero-length Send RTR, not for the ULP;
-		 * xiw_rx_hdr() checked its shape, its MSN is checked here.
-		 */
-		if (h->msn != ut->msn)
-			return XIW_ERR_MPA_NO_MATCHING_RTR;
-		return XIW_OK;
-	}
-	spin_lock_bh(&conn->copy_lock);
+	lockdep_assert_held(&conn->copy_lock);
 	if (!h->mo && h->msn == ut->msn && !ut->active) {
 		/*
 		 * None once the QP reads ERROR: the flush hook, which holds
@@ -181,12 +176,34 @@ static enum xiw_proto_err xiw_rx_send_hdr(struct xiw_conn *conn)
 			xiw_rqe_complete(conn->qp, &ut->rqe, 0, 0,
 					 XIW_WC_LOC_QP_OP_ERR);
 	}
-	q.msn = ut->msn;
-	q.posted = ut->active ? 1 : 0;
-	q.mo = ut->mo;
-	q.buf_len = ut->active ? ut->buf_len : 0;
+	q->msn = ut->msn;
+	q->posted = ut->active ? 1 : 0;
+	q->mo = ut->mo;
+	q->buf_len = ut->active ? ut->buf_len : 0;
+	return rv == -EINVAL ? rv : 0;
+}
+
+/* A Send segment header: bind the message to a receive work request. */
+static enum xiw_proto_err xiw_rx_send_hdr(struct xiw_conn *conn)
+{
+	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+	struct xiw_ddp_queue q;
+	int rv;
+
+	if (READ_ONCE(conn->rtr_rx) && conn->mpa.rtr == XIW_MPA_RTR_SEND) {
+		/*
+		 * The initiator's zero-length Send RTR, not for the ULP;
+		 * xiw_rx_hdr() checked its shape, its MSN is checked here.
+		 */
+		if (h->msn != ut->msn)
+			return XIW_ERR_MPA_NO_MATCHING_RTR;
+		return XIW_OK;
+	}
+	spin_lock_bh(&conn->copy_lock);
+	rv = xiw_rx_send_bind(conn, &q);
 	spin_unlock_bh(&conn->copy_lock);
-	if (rv == -EINVAL)
+	if (rv)
 		return XIW_ERR_RDMAP_CATASTROPHIC;
 	return xiw_ddp_check_untagged(h, conn->rx.data_len, &q);
 }
@@ -840,20 +857,170 @@ bool xiw_qp_rx_resume(struct xiw_conn *conn)
 	return true;
 }
 
-/* The current segment is complete, its CRC verified. */
-static enum xiw_proto_err xiw_rx_seg_end(struct xiw_conn *conn)
+/* The current segment is complete, its CRC verified: count it. */
+static void xiw_rx_seg_count(struct xiw_conn *conn)
 {
 	atomic64_inc(&conn->qp->xdev->stats.rx_fpdus);
 	trace_xiw_fpdu_rx(xiw_qp_id(conn->qp), &conn->rx.hdr,
 			  conn->rx.data_len);
+}
+
+static enum xiw_proto_err xiw_rx_seg_end(struct xiw_conn *conn)
+{
+	xiw_rx_seg_count(conn);
 	return xiw_rx_end(conn);
 }
 
 /*
- * Feed @len stream octets at @p through the deframer.  Return: the octets
- * it took: all of them, unless the engine stalled (soft-RNR).
+ * Is the current segment the last of a plain Send (no invalidate, not the
+ * RTR)?  Then its last chunk is placed and the receive completed in one
+ * section of copy_lock (xiw_rx_send_last(), xiw_rx_send_whole()).
  */
-static size_t xiw_rx_feed(struct xiw_conn *conn, const u8 *p, size_t len)
+static bool xiw_rx_is_send_last(struct xiw_conn *conn)
+{
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+
+	return h->last && !READ_ONCE(conn->rtr_rx) &&
+	       (h->opcode == RDMAP_OP_SEND || h->opcode == RDMAP_OP_SEND_SE);
+}
+
+/*
+ * The last chunk and the end of a plain Send: what xiw_rx_data() and then
+ * xiw_rx_send_end() do, in one section of copy_lock, which the caller
+ * holds.  @data: @len octets at segment offset @off.  The caller counts
+ * the message (xiw_rx_send_done()) unless this fails.
+ */
+static enum xiw_proto_err xiw_rx_send_last_locked(struct xiw_conn *conn,
+						  const u8 *data, u32 len,
+						  u32 off)
+{
+	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
+	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
+	enum xiw_proto_err err = XIW_OK;
+
+	lockdep_assert_held(&conn->copy_lock);
+	if (ut->active) {
+		ut->active = false;
+		if (xiw_rx_place_rqe(conn, &ut->rqe, h->mo + off, data, len)) {
+			xiw_rqe_complete(conn->qp, &ut->rqe, 0, 0,
+					 XIW_WC_LOC_PROT_ERR);
+			err = XIW_ERR_RDMAP_CATASTROPHIC;
+		} else {
+			if (h->opcode == RDMAP_OP_SEND_SE)
+				ut->rqe.flags |= XIW_WQE_SOLICITED;
+			xiw_rqe_complete(conn->qp, &ut->rqe,
+					 h->mo + conn->rx.data_len, 0,
+					 XIW_WC_SUCCESS);
+		}
+	}
+	return err;
+}
+
+/* A plain Send has ended, placed and completed: the next MSN is due. */
+static void xiw_rx_send_done(struct xiw_conn *conn)
+{
+	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
+
+	ut->msn++;
+	ut->mo = 0;
+	xiw_rx_seg_count(conn);
+}
+
+/* The last chunk and the end of a plain Send (xiw_rx_is_send_last()). */
+static enum xiw_proto_err xiw_rx_send_last(struct xiw_conn *conn,
+					   const u8 *data, u32 len, u32 off)
+{
+	enum xiw_proto_err err;
+
+	spin_lock_bh(&conn->copy_lock);
+	err = xiw_rx_send_last_locked(conn, data, len, off);
+	spin_unlock_bh(&conn->copy_lock);
+	if (!err)
+		xiw_rx_send_done(conn);
+	return err;
+}
+
+/*
+ * The last segment of a plain Send, all of it in the input behind its
+ * header (@ev->whole): bound to its receive, taken, placed and completed
+ * in one section of copy_lock.  *@used: the octets taken behind the
+ * header.  Return: as xiw_rx_hdr() (%XIW_ERR_DDP_UT_MSN_NOBUF with nothing
+ * taken), then as xiw_rx_take_whole() and xiw_rx_send_last().
+ */
+static enum xiw_proto_err xiw_rx_send_whole(struct xiw_conn *conn,
+					    const struct xiw_rx_event *ev,
+					    size_t *used)
+{
+	struct xiw_ddp_queue q;
+	enum xiw_proto_err err;
+
+	*used = 0;
+	spin_lock_bh(&conn->copy_lock);
+	if (xiw_rx_send_bind(conn, &q))
+		err = XIW_ERR_RDMAP_CATASTROPHIC;
+	else
+		err = xiw_ddp_check_untagged(&conn->rx.hdr, conn->rx.data_len,
+					     &q);
+	if (!err)
+		err = xiw_rx_take_whole(&conn->rx, ev->data, used);
+	if (!err)
+		err = xiw_rx_send_last_locked(conn, ev->data, ev->len, 0);
+	spin_unlock_bh(&conn->copy_lock);
+	if (!err)
+		xiw_rx_send_done(conn);
+	return err;
+}
+
+/*
+ * The payload of the current segment, @len octets at @data, and its end,
+ * the CRC verified: the segment came whole (xiw_rx_take_whole()).  Not a
+ * plain Send's last: xiw_rx_send_whole() takes those.
+ */
+static enum xiw_proto_err xiw_rx_whole(struct xiw_conn *conn, const u8 *data,
+				       u32 len)
+{
+	enum xiw_proto_err err;
+
+	if (len) {
+		err = xiw_rx_data(conn, data, len, 0);
+		if (err || !xiw_conn_rx_live(conn))
+			return err;
+	}
+	return xiw_rx_seg_end(conn);
+}
+
+/*
+ * A header event: check the header and, where the segment came whole
+ * (&xiw_rx_event.whole), take the rest of it too.  *@used: the octets
+ * taken behind the header.  Return: as xiw_rx_hdr(), with nothing taken
+ * on %XIW_ERR_DDP_UT_MSN_NOBUF; then as xiw_rx_take_whole() and the
+ * segment's placement and end.
+ */
+static enum xiw_proto_err xiw_rx_hdr_event(struct xiw_conn *conn,
+					   const struct xiw_rx_event *ev,
+					   size_t *used)
+{
+	enum xiw_proto_err err;
+
+	*used = 0;
+	if (ev->whole && xiw_rx_is_send_last(conn))
+		return xiw_rx_send_whole(conn, ev, used);
+	err = xiw_rx_hdr(conn);
+	if (err || !ev->whole || !xiw_conn_rx_live(conn))
+		return err;
+	err = xiw_rx_take_whole(&conn->rx, ev->data, used);
+	if (!err)
+		err = xiw_rx_whole(conn, ev->data, ev->len);
+	return err;
+}
+
+/*
+ * Feed @len stream octets at @p through the deframer.  Return: the octets
+ * it took: all of them, unless the engine stalled (soft-RNR).  Inline in
+ * the skb walk of every received skb.
+ */
+static __always_inline size_t xiw_rx_feed(struct xiw_conn *conn, const u8 *p,
+					  size_t len)
 {
 	size_t left = len, used;
 	struct xiw_rx_event ev;
@@ -866,12 +1033,20 @@ static size_t xiw_rx_feed(struct xiw_conn *conn, const u8 *p, size_t len)
 		if (!err) {
 			switch (ev.type) {
 			case XIW_RX_EV_HDR:
-				err = xiw_rx_hdr(conn);
+				err = xiw_rx_hdr_event(conn, &ev, &used);
 				if (err == XIW_ERR_DDP_UT_MSN_NOBUF &&
 				    xiw_rx_rnr_hold(conn))
 					return len - left;
+				p += used;
+				left -= used;
 				break;
 			case XIW_RX_EV_DATA:
+				if (ev.end && xiw_rx_is_send_last(conn)) {
+					err = xiw_rx_send_last(conn, ev.data,
+							       ev.len,
+							       ev.offset);
+					break;
+				}
 				err = xiw_rx_data(conn, ev.data, ev.len,
 						  ev.offset);
 				/* The end, as if it came in the next round. */
@@ -895,22 +1070,12 @@ static size_t xiw_rx_feed(struct xiw_conn *conn, const u8 *p, size_t len)
 	return len - left;
 }
 
-/**
- * xiw_skb_walk - hand a byte range of an skb to a consumer, piece by piece
- * @skb: the skb: linear part, page fragments and frag_list, in any mix
- * @off: first octet, relative to @skb->data
- * @len: number of octets
- * @fn: called with each contiguous piece in stream order; returns false
- *	to stop the walk after that piece
- * @priv: passed to @fn
- *
- * Return: octets handed to @fn, @len unless @fn stopped the walk.
- */
-VISIBLE_IF_KUNIT size_t xiw_skb_walk(struct sk_buff *skb, unsigned int off,
-				     size_t len,
-				     bool (*fn)(void *priv, const u8 *p,
-						unsigned int n),
-				     void *priv)
+/* xiw_skb_walk() of any skb, by skb_seq_read(). */
+static size_t xiw_skb_walk_seq(struct sk_buff *skb, unsigned int off,
+			       size_t len,
+			       bool (*fn)(void *priv, const u8 *p,
+					  unsigned int n),
+			       void *priv)
 {
 	struct skb_seq_state st;
 	unsigned int done = 0, n;
@@ -930,6 +1095,61 @@ VISIBLE_IF_KUNIT size_t xiw_skb_walk(struct sk_buff *skb, unsigned int off,
 			skb_abort_seq_read(&st);
 			break;
 		}
+	}
+	return done;
+}
+
+/**
+ * xiw_skb_walk - hand a byte range of an skb to a consumer, piece by piece
+ * @skb: the skb: linear part, page fragments and frag_list, in any mix
+ * @off: first octet, relative to @skb->data
+ * @len: number of octets
+ * @fn: called with each contiguous piece in stream order; returns false
+ *	to stop the walk after that piece
+ * @priv: passed to @fn
+ *
+ * Return: octets handed to @fn, @len unless @fn stopped the walk.
+ */
+VISIBLE_IF_KUNIT size_t xiw_skb_walk(struct sk_buff *skb, unsigned int off,
+				     size_t len,
+				     bool (*fn)(void *priv, const u8 *p,
+						unsigned int n),
+				     void *priv)
+{
+	const struct skb_shared_info *sh = skb_shinfo(skb);
+	unsigned int hl = skb_headlen(skb), pos, at, n, i;
+	size_t done = 0;
+
+	/*
+	 * A linear part and page fragments the kernel maps for good (no
+	 * highmem), what TCP hands the receive engine nearly always, are
+	 * walked right here; skb_seq_read() takes any other skb.
+	 */
+	if (IS_ENABLED(CONFIG_HIGHMEM) || skb_has_frag_list(skb) ||
+	    !xiw_skb_frags_readable(skb))
+		return xiw_skb_walk_seq(skb, off, len, fn, priv);
+	if (off < hl) {
+		n = min_t(size_t, len, hl - off);
+		done = n;
+		if (!fn(priv, skb->data + off, n) || done == len)
+			return done;
+	}
+	pos = hl;
+	for (i = 0; i < sh->nr_frags && done < len; i++) {
+		const skb_frag_t *f = &sh->frags[i];
+		unsigned int fl = skb_frag_size(f);
+
+		at = off + done;
+		if (at >= pos + fl) {
+			pos += fl;
+			continue;
+		}
+		n = min_t(size_t, len - done, pos + fl - at);
+		done += n;
+		if (!fn(priv, (const u8 *)skb_frag_address(f) + (at - pos), n) ||
+		    done == len)
+			break;
+		pos += fl;
 	}
 	return done;
 }

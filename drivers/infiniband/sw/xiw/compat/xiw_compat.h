@@ -191,4 +191,15 @@ do {									\
 	refcount_set(&(u)->refcnt, 1);					\
 } while (0)
 
+/*
+ * Can the CPU read the skb's page fragments?  Before devmem TCP they are
+ * always memory it can.  A macro: it expands where <linux/skbuff.h> is
+ * included.
+ */
+#ifdef XIW_HAVE_SKB_FRAGS_READABLE
+#define xiw_skb_frags_readable(skb)	skb_frags_readable(skb)
+#else
+#define xiw_skb_frags_readable(skb)	((void)(skb), true)
+#endif
+
 #endif /* _XIW_COMPAT_H */
