@@ -44,8 +44,10 @@ static atomic_t xiw_tx_next_cpu = ATOMIC_INIT(0);
  * @task is the poster that runs engines on this CPU (migration disabled
  * meanwhile), NULL when none does; @qp is its QP; @list holds the
  * connections whose kicks it took over.  All are this CPU's: written with
- * bottom halves off by the poster and read or added to by softirq in its
- * context.
+ * interrupts off by the poster, so that no softirq runs on this CPU
+ * meanwhile, and read or added to by softirq in its context.  Interrupts
+ * off, not bottom halves: the poster's sections are a few stores, and
+ * local_bh_enable() in a task looks for pending softirqs every time.
  */
 struct xiw_tx_defer {
 	struct task_struct *task;
@@ -595,9 +597,10 @@ static void xiw_conn_put_user(struct xiw_conn *conn)
 static struct xiw_tx_defer *xiw_tx_defer_begin(struct xiw_qp *qp)
 {
 	struct xiw_tx_defer *d;
+	unsigned long flags;
 
 	migrate_disable();
-	local_bh_disable();
+	local_irq_save(flags);
 	d = this_cpu_ptr(&xiw_tx_defer);
 	if (d->task) {
 		d = NULL;
@@ -605,7 +608,7 @@ static struct xiw_tx_defer *xiw_tx_defer_begin(struct xiw_qp *qp)
 		d->task = current;
 		d->qp = qp;
 	}
-	local_bh_enable();
+	local_irq_restore(flags);
 	if (!d)
 		migrate_enable();
 	return d;
@@ -623,12 +626,13 @@ static struct xiw_tx_defer *xiw_tx_defer_begin(struct xiw_qp *qp)
 static void xiw_tx_defer_end(struct xiw_tx_defer *d, bool run)
 {
 	struct xiw_conn *conn;
+	unsigned long flags;
 	LIST_HEAD(todo);
 
-	local_bh_disable();
+	local_irq_save(flags);
 	list_splice_init(&d->list, &todo);
 	d->task = NULL;
-	local_bh_enable();
+	local_irq_restore(flags);
 	while (!list_empty(&todo)) {
 		conn = list_first_entry(&todo, struct xiw_conn, tx_defer_entry);
 		list_del(&conn->tx_defer_entry);

@@ -164,7 +164,8 @@ struct xiw_tx_pend {
  * @qp: the QP completions go to; NULL once detached
  * @conn: the connection to kick when an entry frees; NULL once detached
  * @head: oldest entry
- * @count: entries in use
+ * @count: entries in use; written under @lock, and read without it by
+ *	the transmit engine, its only adder (see xiw_tx_sqe_done())
  * @stalled: the engine waits for a free entry
  * @copied: the stack copied the pages of a zero-copy FPDU (it copies
  *	what it delivers to a local socket); set by the notifier, read by
@@ -395,6 +396,8 @@ struct xiw_conn_step {
  * @tx_len: octets in @tx_buf: one FPDU, or a batch of them
  * @tx_off: octets of @tx_buf TCP took
  * @tx_last_len: length of the FPDU built last
+ * @tx_mss: the TCP MSS @tx_mulpdu was derived from (software MULPDU only)
+ * @tx_mulpdu: MULPDU of @tx_mss, derived again when the MSS changes
  * @tx_more: the message of the FPDU built last goes on (batching)
  * @tx_payload: bounce buffer for one segment's payload when markers are
  *	on (grown to the largest segment framed so far); without markers the
@@ -499,6 +502,8 @@ struct xiw_conn {
 	size_t tx_len;
 	size_t tx_off;
 	u32 tx_last_len;
+	u32 tx_mss;
+	u32 tx_mulpdu;
 	bool tx_more;
 	struct bio_vec *tx_vec;
 	unsigned int tx_zc_n;

@@ -243,49 +243,62 @@ bool xiw_sqe_pending(struct xiw_qp *qp)
 
 /*
  * The user SQE at @sqe, found VALID (xiw_sqe_pending()), copied and
- * checked into @out; the slot is freed.
+ * checked into @out; the slot is freed.  Every field is read from the
+ * ring once: the checks and the engine see the same values, whatever
+ * userspace writes meanwhile.  Of the SGE array only what the SQE uses is
+ * copied: its num_sge entries, or for inline data all of it.
  */
 static int xiw_sqe_take_user(struct xiw_qp *qp, struct xiw_sqe *sqe,
 			     struct xiw_ksqe *out)
 {
-	struct xiw_sqe tmp;
+	u16 flags = READ_ONCE(sqe->flags);
+	u8 num_sge = READ_ONCE(sqe->num_sge);
+	u8 opcode = READ_ONCE(sqe->opcode);
+	unsigned int i;
 	int rv = 0;
 
-	memcpy(&tmp, sqe, sizeof(tmp));
+	out->id = READ_ONCE(sqe->id);
+	out->flags = flags;
+	out->num_sge = num_sge;
+	out->opcode = opcode;
+	out->rkey = READ_ONCE(sqe->rkey);
+	out->raddr = READ_ONCE(sqe->raddr);
+	/* No user opcode has the kernel-only fields. */
+	out->access = 0;
+	out->imm = 0;
+	out->add_swap = 0;
+	out->add_swap_mask = 0;
+	out->cmp = 0;
+	out->cmp_mask = 0;
+	if (flags & XIW_WQE_INLINE) {
+		memcpy(out->sge, sqe->sge, sizeof(sqe->sge));
+		if (out->sge[0].length > XIW_MAX_INLINE_USER)
+			rv = -EINVAL;
+	} else if (num_sge > XIW_MAX_SGE_USER || num_sge > qp->max_send_sge) {
+		out->num_sge = 0;
+		rv = -EINVAL;
+	} else {
+		/* Entry by entry: mostly one, where memcpy() sets up for six. */
+		for (i = 0; i < num_sge; i++)
+			out->sge[i] = sqe->sge[i];
+	}
 	/* Done reading: the slot belongs to userspace again. */
 	smp_store_release(&sqe->flags, 0);
 	qp->sq_get++;
 
-	memset(out, 0, offsetof(struct xiw_ksqe, sge));
-	out->id = tmp.id;
-	out->flags = tmp.flags;
-	out->num_sge = tmp.num_sge;
-	out->opcode = tmp.opcode;
-	out->rkey = tmp.rkey;
-	out->raddr = tmp.raddr;
-	memcpy(out->sge, tmp.sge, sizeof(tmp.sge));
-
-	/* Everything below came from userspace: check it once, here. */
-	switch (tmp.opcode) {
+	/* Everything above came from userspace: check it once, here. */
+	switch (opcode) {
 	case XIW_OP_WRITE:
 	case XIW_OP_SEND:
 	case XIW_OP_SEND_REMOTE_INV:
 		break;
 	case XIW_OP_READ:
-		if (tmp.num_sge > XIW_MAX_SGE_RD ||
-		    (tmp.flags & XIW_WQE_INLINE))
+		if (num_sge > XIW_MAX_SGE_RD || (flags & XIW_WQE_INLINE))
 			rv = -EINVAL;
 		break;
 	default:
 		rv = -EINVAL;
 		break;
-	}
-	if (tmp.flags & XIW_WQE_INLINE) {
-		if (tmp.sge[0].length > XIW_MAX_INLINE_USER)
-			rv = -EINVAL;
-	} else if (tmp.num_sge > XIW_MAX_SGE_USER ||
-		   tmp.num_sge > qp->max_send_sge) {
-		rv = -EINVAL;
 	}
 	return rv;
 }
@@ -467,8 +480,10 @@ enum xiw_wc_status xiw_sqe_local_exec(struct xiw_qp *qp,
 int xiw_ring_take_rqe(void *ring, u32 idx, bool kernel_ring, u32 max_sge,
 		      struct xiw_krqe *out, u32 *get)
 {
-	struct xiw_rqe *urqe, tmp;
 	struct xiw_krqe *rqe;
+	struct xiw_rqe *urqe;
+	unsigned int i;
+	u8 num_sge;
 
 	if (kernel_ring) {
 		rqe = &((struct xiw_krqe *)ring)[idx];
@@ -486,20 +501,22 @@ int xiw_ring_take_rqe(void *ring, u32 idx, bool kernel_ring, u32 max_sge,
 	/* Pairs with libsiw's atomic store of VALID. */
 	if (!(smp_load_acquire(&urqe->flags) & XIW_WQE_VALID))
 		return -ENOENT;
-	memcpy(&tmp, urqe, sizeof(tmp));
+	/* Each field read once; of the SGEs only the num_sge in use. */
+	num_sge = READ_ONCE(urqe->num_sge);
+	out->id = READ_ONCE(urqe->id);
+	out->flags = READ_ONCE(urqe->flags);
+	out->num_sge = 0;
+	out->opcode = XIW_OP_RECEIVE;
+	out->unused = 0;
+	if (num_sge <= XIW_MAX_SGE_USER && num_sge <= max_sge) {
+		out->num_sge = num_sge;
+		for (i = 0; i < num_sge; i++)
+			out->sge[i] = urqe->sge[i];
+	}
 	/* Copied: the slot belongs to userspace again. */
 	smp_store_release(&urqe->flags, 0);
 	(*get)++;
-
-	memset(out, 0, offsetof(struct xiw_krqe, sge));
-	out->id = tmp.id;
-	out->flags = tmp.flags;
-	out->num_sge = tmp.num_sge;
-	out->opcode = XIW_OP_RECEIVE;
-	memcpy(out->sge, tmp.sge, sizeof(tmp.sge));
-	if (tmp.num_sge > XIW_MAX_SGE_USER || tmp.num_sge > max_sge)
-		return -EINVAL;
-	return 0;
+	return out->num_sge == num_sge ? 0 : -EINVAL;
 }
 
 /* Copy the RQE at rq_get out of the QP's own ring; caller holds rq_lock. */

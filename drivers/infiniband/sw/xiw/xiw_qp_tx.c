@@ -379,11 +379,21 @@ static u32 xiw_tx_max_payload(struct xiw_conn *conn, u8 op)
 {
 	const struct xiw_rdmap_opinfo *info = xiw_rdmap_op_lookup(op);
 	u32 mss = READ_ONCE(tcp_sk(conn->sock->sk)->mss_cache);
-	u32 mul = xiw_mpa_mulpdu(mss, conn->mpa.markers_tx, conn->mpa.crc);
-	u32 room;
+	u32 mul, room;
 
-	if (conn->offload->tx_mulpdu)
+	/* The backend's limit may change at any time: it is asked each time. */
+	if (conn->offload->tx_mulpdu) {
+		mul = xiw_mpa_mulpdu(mss, conn->mpa.markers_tx, conn->mpa.crc);
 		mul = conn->offload->tx_mulpdu(&conn->oc, mul);
+	} else {
+		if (unlikely(mss != conn->tx_mss)) {
+			conn->tx_mss = mss;
+			conn->tx_mulpdu = xiw_mpa_mulpdu(mss,
+							 conn->mpa.markers_tx,
+							 conn->mpa.crc);
+		}
+		mul = conn->tx_mulpdu;
+	}
 	/* A tiny MSS still makes progress: TCP splits, the peer copes. */
 	mul = max_t(u32, mul, info->hdr_len + 256);
 	mul = min_t(u32, mul, MPA_MAX_ULPDU);
@@ -394,30 +404,41 @@ static u32 xiw_tx_max_payload(struct xiw_conn *conn, u8 op)
 	return min(mul, room) - info->hdr_len;
 }
 
+/*
+ * The header of an untagged segment; its opcode's fields in @h->u, if any,
+ * are the caller's to fill (xiw_rdmap_hdr_build() reads no other).
+ */
 static void xiw_tx_untagged(struct xiw_rdmap_hdr *h, u8 op, u32 qn, u32 msn,
 			    u32 mo, bool last)
 {
-	memset(h, 0, sizeof(*h));
+	h->tagged = false;
+	h->last = last;
 	h->ddp_version = DDP_VERSION;
 	h->rdmap_version = RDMAP_VERSION;
 	h->opcode = op;
+	h->stag = 0;
+	h->to = 0;
+	h->rsvdulp = 0;
 	h->qn = qn;
 	h->msn = msn;
 	h->mo = mo;
-	h->last = last;
 }
 
+/* The header of a tagged segment (no opcode of it has fields in @h->u). */
 static void xiw_tx_tagged(struct xiw_rdmap_hdr *h, u8 op, u32 stag, u64 to,
 			  bool last)
 {
-	memset(h, 0, sizeof(*h));
 	h->tagged = true;
+	h->last = last;
 	h->ddp_version = DDP_VERSION;
 	h->rdmap_version = RDMAP_VERSION;
 	h->opcode = op;
 	h->stag = stag;
 	h->to = to;
-	h->last = last;
+	h->rsvdulp = 0;
+	h->qn = 0;
+	h->msn = 0;
+	h->mo = 0;
 }
 
 struct xiw_tx_copy {
@@ -561,7 +582,8 @@ static void xiw_tx_pq_reap(struct xiw_tx_pq *pq)
 			xiw_sqe_complete_id(pq->qp, p->id, p->opcode, p->flags,
 					    p->bytes, p->status);
 		pq->head = (pq->head + 1) % pq->nslots;
-		pq->count--;
+		/* Its completion first: see xiw_tx_sqe_done(). */
+		smp_store_release(&pq->count, pq->count - 1);
 	}
 	if (pq->stalled && pq->count < pq->nslots && pq->conn) {
 		pq->stalled = false;
@@ -682,7 +704,7 @@ static int xiw_tx_pend_get(struct xiw_conn *conn, bool zc)
 		p->zc = true;
 		kref_get(&pq->ref);
 	}
-	pq->count++;
+	WRITE_ONCE(pq->count, pq->count + 1);
 	conn->tx_pend = p;
 	spin_unlock(&pq->lock);
 out:
@@ -706,9 +728,14 @@ static int xiw_tx_sqe_done(struct xiw_conn *conn, enum xiw_wc_status status)
 	p = conn->tx_pend;
 	owned = conn->tx_sqe_active;
 	if (owned && !p) {
-		spin_lock(&pq->lock);
-		direct = !pq->count;
-		spin_unlock(&pq->lock);
+		/*
+		 * Only this engine adds to the ordered queue (under tx_mutex):
+		 * a count read as zero stays zero, and one read stale and not
+		 * zero only takes the queue's path, which is right as well.
+		 * The acquire pairs with the release in xiw_tx_pq_reap(): the
+		 * completions of the entries gone are written before ours.
+		 */
+		direct = !smp_load_acquire(&pq->count);
 		if (!direct) {
 			spin_unlock_irqrestore(&conn->lock, flags);
 			if (xiw_tx_pend_get(conn, false) == -EBUSY)
