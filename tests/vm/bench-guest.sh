@@ -92,6 +92,12 @@ record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$out"; }
 modprobe rdma_ucm
 modprobe xiw
 modprobe siw || log "no siw module: siw points are recorded as failed"
+# xiw's connection manager says why a connection failed, in the kernel log
+# only (debug level): a failed client's report shows it.
+xiw_cm_debug() {
+	echo "module xiw file xiw_cm.c +p" >/proc/dynamic_debug/control 2>/dev/null || true
+}
+xiw_cm_debug
 
 # BENCH_XIW_B: a second build of xiw.ko (a path on the host's root, which
 # the guest sees read-only) that takes turns with the staged one as
@@ -114,6 +120,7 @@ xiw_use() {
 	else
 		modprobe xiw || return 1
 	fi
+	xiw_cm_debug
 	xiw_loaded=$1
 }
 if [ -n "${BENCH_XIW_B:-}" ]; then
@@ -330,20 +337,33 @@ perf() {
 	if [ -n "${BENCH_PIN:-}" ] && [[ $tool == *_lat ]]; then
 		pin_s=(taskset -c 1) pin_c=(taskset -c 0)
 	fi
+	# In one guest a connect the server refused is tried once more, on
+	# a new port with a new server; the failure is logged all the same.
+	local retry=0
+	[ -n "$role" ] || retry=1
 	srv_start "$tool" "$size" "$rep" "${pin_s[@]}" "$tool" "${common[@]}" || ok=0
 	meet $((PORT + 1))
-	if cli_here && ((ok)); then
+	while cli_here && ((ok)); do
 		common[2]=$DEV_B
 		insns_mark before "$tool" "$size" "$iters"
-		if ! "${client_wrap[@]}" ip netns exec $NSB timeout 120 "${pin_c[@]}" "$tool" "${common[@]}" $A >"$cl" 2>&1; then
+		"${client_wrap[@]}" ip netns exec $NSB timeout 120 "${pin_c[@]}" "$tool" "${common[@]}" $A >"$cl" 2>&1 && break
+		# perftest names the failed step first, its callers after.
+		sed 's/^/bench:   /' "$cl" | tail -n 20 >&2
+		[ -z "$srv" ] || sed 's/^/bench:   server: /' /tmp/bench.srv | tail -n 20 >&2
+		dmesg | grep -E 'xiw|iw_cm' | tail -n 20 | sed 's/^/bench:   kernel: /' >&2
+		[ -z "$srv" ] || { kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null; }
+		if ((retry)) && grep -q 'Failed to connect' "$cl"; then
+			retry=0
+			log "$drv $tool $size rep $rep: connect failed, trying once more"
+			next_port
+			common[2]=$DEV_A common[4]=$PORT
+			srv_start "$tool" "$size" "$rep" "${pin_s[@]}" "$tool" "${common[@]}" && continue
+		else
 			record "$drv" "$tool" "$size" "$rep" fail "client failed"
-			# perftest names the failed step first, its callers after.
-			sed 's/^/bench:   /' "$cl" | tail -n 20 >&2
-			[ -z "$srv" ] || sed 's/^/bench:   server: /' /tmp/bench.srv | tail -n 20 >&2
-			ok=0
-			[ -z "$srv" ] || kill "$srv" 2>/dev/null
 		fi
-	fi
+		ok=0
+		srv=
+	done
 	cli_here && ((ok)) && insns_mark after "$tool" "$size" "$iters"
 	meet $((PORT + 2))
 	[ -z "$srv" ] || srv_end "$srv" 30
