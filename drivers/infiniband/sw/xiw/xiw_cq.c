@@ -159,10 +159,12 @@ static bool xiw_cq_handler_inline(struct xiw_cq *cq)
 /*
  * Write one CQE: @ext is the invalidated STag (@cqe_flags has
  * XIW_WQE_REM_INVAL), the immediate data (XIW_WQE_IMM) or unused.
+ * Inline in its two callers: every completion of the data path.
  */
-static int xiw_cqe_put(struct xiw_cq *cq, u64 wr_id, u8 opcode,
-		       enum xiw_wc_status status, u32 bytes, u8 cqe_flags,
-		       u64 ext, struct xiw_qp *qp, bool solicited)
+static __always_inline int xiw_cqe_put(struct xiw_cq *cq, u64 wr_id,
+				       u8 opcode, enum xiw_wc_status status,
+				       u32 bytes, u8 cqe_flags, u64 ext,
+				       struct xiw_qp *qp, bool solicited)
 {
 	struct xiw_cqe *cqe;
 	unsigned long flags;

@@ -396,6 +396,10 @@ struct xiw_conn_step {
  * @tx_len: octets in @tx_buf: one FPDU, or a batch of them
  * @tx_off: octets of @tx_buf TCP took
  * @tx_last_len: length of the FPDU built last
+ * @tx_hdr: header of the segment xiw_tx_build_sqe() builds: here, not on
+ *	its stack, which the kernel clears on every call where it is built
+ *	with CONFIG_INIT_STACK_ALL_ZERO; only the fields of the segment's
+ *	opcode are set
  * @tx_mss: the TCP MSS @tx_mulpdu was derived from (software MULPDU only)
  * @tx_mulpdu: MULPDU of @tx_mss, derived again when the MSS changes
  * @tx_more: the message of the FPDU built last goes on (batching)
@@ -502,6 +506,7 @@ struct xiw_conn {
 	size_t tx_len;
 	size_t tx_off;
 	u32 tx_last_len;
+	struct xiw_rdmap_hdr tx_hdr;
 	u32 tx_mss;
 	u32 tx_mulpdu;
 	bool tx_more;

@@ -1371,6 +1371,8 @@ static void xiw_tx_atomic_req(struct xiw_conn *conn,
 	/* Atomic Requests share the Read Request queue and its MSNs. */
 	xiw_tx_untagged(h, RDMAP_OP_ATOMIC_REQ, RDMAP_QN_READ_REQ,
 			conn->tx_msn[RDMAP_QN_READ_REQ]++, 0, true);
+	/* The compare fields of a FetchAdd go out as zeros. */
+	memset(ar, 0, sizeof(*ar));
 	ar->op = add ? RDMAP_ATOMIC_FETCHADD : RDMAP_ATOMIC_CMPSWAP;
 	ar->req_id = conn->tx_atomic_id++;
 	ar->stag = sqe->rkey;
@@ -1391,7 +1393,7 @@ static void xiw_tx_atomic_req(struct xiw_conn *conn,
 static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 {
 	struct xiw_ksqe *sqe = &conn->tx_sqe;
-	struct xiw_rdmap_hdr h;
+	struct xiw_rdmap_hdr *h = &conn->tx_hdr;
 	unsigned long flags;
 	struct xiw_tx_zc_walk zw = {};
 	u32 seg = 0, max, batched;
@@ -1429,21 +1431,24 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		spin_unlock_irqrestore(&conn->lock, flags);
 
 		if (atomic) {
-			xiw_tx_atomic_req(conn, sqe, &h);
-			rv = xiw_tx_frame(conn, &h, NULL, 0);
+			xiw_tx_atomic_req(conn, sqe, h);
+			rv = xiw_tx_frame(conn, h, NULL, 0);
 			*built = !rv;
 			return rv;
 		}
-		xiw_tx_untagged(&h, RDMAP_OP_READ_REQ, RDMAP_QN_READ_REQ,
+		xiw_tx_untagged(h, RDMAP_OP_READ_REQ, RDMAP_QN_READ_REQ,
 				conn->tx_msn[RDMAP_QN_READ_REQ]++, 0, true);
+		/* A Read without a sink asks for nothing at STag 0. */
+		h->u.read_req = (struct xiw_read_req){
+			.src_stag = sqe->rkey,
+			.src_to = sqe->raddr,
+		};
 		if (sqe->num_sge) {
-			h.u.read_req.sink_stag = sqe->sge[0].lkey;
-			h.u.read_req.sink_to = sqe->sge[0].laddr;
-			h.u.read_req.size = sqe->sge[0].length;
+			h->u.read_req.sink_stag = sqe->sge[0].lkey;
+			h->u.read_req.sink_to = sqe->sge[0].laddr;
+			h->u.read_req.size = sqe->sge[0].length;
 		}
-		h.u.read_req.src_stag = sqe->rkey;
-		h.u.read_req.src_to = sqe->raddr;
-		rv = xiw_tx_frame(conn, &h, NULL, 0);
+		rv = xiw_tx_frame(conn, h, NULL, 0);
 		*built = !rv;
 		return rv;
 	}
@@ -1469,13 +1474,13 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		spin_unlock_irqrestore(&conn->lock, flags);
 		if (!active)
 			return 0;	/* flushed under us */
-		xiw_tx_untagged(&h, (sqe->flags & XIW_WQE_SOLICITED) ?
+		xiw_tx_untagged(h, (sqe->flags & XIW_WQE_SOLICITED) ?
 				RDMAP_OP_IMM_DATA_SE : RDMAP_OP_IMM_DATA,
 				RDMAP_QN_SEND, conn->tx_msn[RDMAP_QN_SEND], 0,
 				true);
 		/* The four octets of verbs immediate data lead the eight. */
-		h.u.imm_data = (u64)be32_to_cpu((__force __be32)sqe->imm) << 32;
-		rv = xiw_tx_frame(conn, &h, NULL, 0);
+		h->u.imm_data = (u64)be32_to_cpu((__force __be32)sqe->imm) << 32;
+		rv = xiw_tx_frame(conn, h, NULL, 0);
 		if (rv)
 			return rv;
 		conn->tx_msn[RDMAP_QN_SEND]++;
@@ -1504,14 +1509,14 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		return rv;
 
 	if (op == RDMAP_OP_WRITE) {
-		xiw_tx_tagged(&h, op, sqe->rkey, sqe->raddr + conn->tx_sqe_off,
+		xiw_tx_tagged(h, op, sqe->rkey, sqe->raddr + conn->tx_sqe_off,
 			      last);
 	} else {
-		xiw_tx_untagged(&h, op, RDMAP_QN_SEND,
+		xiw_tx_untagged(h, op, RDMAP_QN_SEND,
 				conn->tx_msn[RDMAP_QN_SEND], conn->tx_sqe_off,
 				last);
 		if (op == RDMAP_OP_SEND_INV || op == RDMAP_OP_SEND_SE_INV)
-			h.rsvdulp = sqe->rkey;
+			h->rsvdulp = sqe->rkey;
 	}
 
 	/*
@@ -1530,7 +1535,7 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		zc = !rv;	/* a full queue: TCP copies this one */
 	}
 	zc = zc && conn->tx_pend->zc;
-	if (pages && xiw_tx_zc_hdr(conn, &h, seg, conn->tx_len, &zhl, &zw.crc))
+	if (pages && xiw_tx_zc_hdr(conn, h, seg, conn->tx_len, &zhl, &zw.crc))
 		return -EINVAL;
 
 	/*
@@ -1576,7 +1581,7 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	}
 	if (!pages && place) {
 		/* Room was made above; nothing here allocates. */
-		dst = xiw_tx_place_hdr(conn, &h, seg, &hl);
+		dst = xiw_tx_place_hdr(conn, h, seg, &hl);
 		rv = dst ? xiw_tx_gather(conn, sqe, conn->tx_sqe_off, dst,
 					 seg) : 0;
 	} else if (!pages) {
@@ -1599,9 +1604,9 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	} else if (pages) {
 		xiw_tx_pc_commit(conn, zhl, zw.crc, zw.n, seg);
 	} else if (place) {
-		xiw_tx_place_end(conn, &h, hl, seg);
+		xiw_tx_place_end(conn, h, hl, seg);
 	} else {
-		rv = xiw_tx_frame(conn, &h, conn->tx_payload, seg);
+		rv = xiw_tx_frame(conn, h, conn->tx_payload, seg);
 		if (rv)
 			return rv;
 	}

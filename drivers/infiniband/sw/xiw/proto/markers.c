@@ -41,22 +41,19 @@ u32 xiw_mpa_mulpdu(u32 emss, bool markers, bool crc)
 }
 
 /**
- * xiw_mpa_fpdu_len() - octets an FPDU occupies on the wire
- * @stream_pos: stream position of its first octet
- * @markers: markers are in use
+ * xiw_mpa_fpdu_len_marked() - xiw_mpa_fpdu_len() with markers in use
+ * @stream_pos: stream position of the FPDU's first octet
  * @ulpdu_len: ULPDU_Length
  *
  * Return: ULPDU_Length field + ULPDU + pad + CRC, plus 4 for every marker
  * inserted before one of those octets.
  */
-u32 xiw_mpa_fpdu_len(u32 stream_pos, bool markers, u32 ulpdu_len)
+u32 xiw_mpa_fpdu_len_marked(u32 stream_pos, u32 ulpdu_len)
 {
 	u32 rem = MPA_HDR_LEN + ulpdu_len + xiw_mpa_pad_len(ulpdu_len) +
 		  MPA_CRC_LEN;
 	u32 total = 0, pos = stream_pos;
 
-	if (!markers)
-		return rem;
 	while (rem) {
 		u32 d = xiw_mpa_marker_distance(pos), take;
 

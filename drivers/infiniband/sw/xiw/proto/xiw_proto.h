@@ -349,7 +349,29 @@ static inline u32 xiw_mpa_marker_distance(u32 stream_pos)
 }
 
 u32 xiw_mpa_mulpdu(u32 emss, bool markers, bool crc);
-u32 xiw_mpa_fpdu_len(u32 stream_pos, bool markers, u32 ulpdu_len);
+u32 xiw_mpa_fpdu_len_marked(u32 stream_pos, u32 ulpdu_len);
+
+/**
+ * xiw_mpa_fpdu_len() - octets an FPDU occupies on the wire
+ * @stream_pos: stream position of its first octet
+ * @markers: markers are in use
+ * @ulpdu_len: ULPDU_Length
+ *
+ * Inline for the common case without markers, which every FPDU framed in
+ * place asks.
+ *
+ * Return: ULPDU_Length field + ULPDU + pad + CRC, plus 4 for every marker
+ * inserted before one of those octets.
+ */
+static inline u32 xiw_mpa_fpdu_len(u32 stream_pos, bool markers,
+				   u32 ulpdu_len)
+{
+	if (markers)
+		return xiw_mpa_fpdu_len_marked(stream_pos, ulpdu_len);
+	return MPA_HDR_LEN + ulpdu_len + xiw_mpa_pad_len(ulpdu_len) +
+	       MPA_CRC_LEN;
+}
+
 void xiw_mpa_marker_build(u8 out[MPA_MARKER_LEN], u16 fpduptr);
 enum xiw_proto_err xiw_mpa_marker_check(const u8 in[MPA_MARKER_LEN],
 					u16 expect_fpduptr);
