@@ -431,6 +431,12 @@ restore_knobs() {
 	: >"$XIW_TMP/knobs"
 }
 
+# now_ms: the wall clock in milliseconds.
+now_ms() {
+	local _nm_us=${EPOCHREALTIME/./}
+	echo $((10#$_nm_us / 1000))
+}
+
 # log_mark: log_since prints only what the kernel logs from now on.  A
 # line of the test's own in the kernel log marks the spot.
 log_mark() {

@@ -29,6 +29,8 @@
 #     TERMINATE comes after the wait, or at once when the peer closes
 #     its side behind the Send), the soft_rnr_* counters, and the
 #     RFC's immediate TERMINATE with soft_rnr_ms 0.
+#   mpa_timeout_ms: bounds and defaults here; its waits run in xiw_cm.sh
+#     (the Request and Reply timeouts, shortened to 2 s).
 . "$(dirname "$0")/lib.sh"
 
 require_env
@@ -104,6 +106,7 @@ t_settings() {
 	knob nagle 0 "1 0" "2 x"
 	knob soft_rnr_ms 0 "1 10000 3000 0" "10001 -5 x"
 	knob tx_zcopy auto "on off auto" "1 yes copy"
+	knob mpa_timeout_ms 10000 "100 300000 2500 10000" "99 300001 0 x"
 	# A bad module parameter is refused the same way.
 	if (echo 0 >$PARAMS/tx_batch) 2>/dev/null; then
 		fail "module parameter tx_batch=0 accepted"
@@ -175,7 +178,7 @@ wire_with() {
 defaults() {
 	local d n
 	for d in xga xgb; do
-		for n in mpa_rev mpa_crc mpa_markers mpa_p2p mpa_p2p_rtr tx_batch nagle soft_rnr_ms tx_zcopy; do
+		for n in mpa_rev mpa_crc mpa_markers mpa_p2p mpa_p2p_rtr tx_batch nagle soft_rnr_ms tx_zcopy mpa_timeout_ms; do
 			cat "$PARAMS/$n" >"$IBDIR/$d/$n"
 		done
 	done

@@ -111,6 +111,8 @@ enum xiw_tx_zcopy {
  * @soft_rnr_ms: how long a Send without a posted receive may hold the
  *	receive engine before the TERMINATE; 0: TERMINATE at once
  * @tx_zcopy: enum xiw_tx_zcopy
+ * @mpa_timeout_ms: how long the peer's MPA Request or Reply may take to
+ *	arrive once TCP is connected
  * @offload: name of the offload backend (xiw_offload.h)
  */
 struct xiw_dev_cfg {
@@ -123,6 +125,7 @@ struct xiw_dev_cfg {
 	bool nagle;
 	u16 soft_rnr_ms;
 	u8 tx_zcopy;
+	u32 mpa_timeout_ms;
 	char offload[XIW_OFFLOAD_NAME_MAX];
 };
 

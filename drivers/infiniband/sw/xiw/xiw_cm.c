@@ -338,6 +338,12 @@ static void xiw_cep_arm_timer(struct xiw_cep *cep, unsigned long tmo)
 		xiw_cep_put(cep);	/* was pending: it keeps its ref */
 }
 
+/* The wait for the peer's MPA Request or Reply: the device's setting. */
+static void xiw_cep_arm_mpa_timer(struct xiw_cep *cep)
+{
+	xiw_cep_arm_timer(cep, msecs_to_jiffies(cep->cfg.mpa_timeout_ms));
+}
+
 /* A timer run that already started finds the state changed or the
  * deadline moved and does nothing.
  */
@@ -979,7 +985,7 @@ static void xiw_cep_accept_conns(struct xiw_cep *lcep)
 		cep->listener = lcep;
 		list_add_tail(&cep->listen_entry, &lcep->children);
 		lcep->nr_children++;
-		xiw_cep_arm_timer(cep, XIW_CM_MPA_TIMEOUT);
+		xiw_cep_arm_mpa_timer(cep);
 		xiw_cep_sock_attach(cep, nsock, lcep->saved_data_ready);
 		xiw_dbg_cep(cep, "accepted from %pISpc\n", &cep->peer_addr);
 		/* The Request may be queued already. */
@@ -1147,7 +1153,7 @@ static void xiw_cep_connected(struct xiw_cep *cep)
 		return;
 	}
 	cep->state = XIW_CEP_AWAIT_REP;
-	xiw_cep_arm_timer(cep, XIW_CM_MPA_TIMEOUT);
+	xiw_cep_arm_mpa_timer(cep);
 	rv = xiw_cep_send_frame(cep, &req, cep->pdata, cep->pdata_len);
 	if (rv) {
 		xiw_cep_connect_failed(cep, rv == -EINVAL ? rv : -ECONNRESET);
@@ -1392,14 +1398,14 @@ static void xiw_cep_timer_fn(struct work_struct *work)
 		xiw_cep_connect_failed(cep, -ETIMEDOUT);
 		break;
 	case XIW_CEP_AWAIT_REP:
-		xiw_warn_cep(cep, "no MPA Reply within %d s\n",
-			     XIW_CM_MPA_TIMEOUT / HZ);
+		xiw_warn_cep(cep, "no MPA Reply within %u ms\n",
+			     cep->cfg.mpa_timeout_ms);
 		memset(&cep->peer, 0, sizeof(cep->peer));
 		xiw_cep_connect_failed(cep, -ETIMEDOUT);
 		break;
 	case XIW_CEP_AWAIT_REQ:
-		xiw_warn_cep(cep, "no MPA Request within %d s, closing\n",
-			     XIW_CM_MPA_TIMEOUT / HZ);
+		xiw_warn_cep(cep, "no MPA Request within %u ms, closing\n",
+			     cep->cfg.mpa_timeout_ms);
 		xiw_cep_passive_abort(cep);
 		break;
 	case XIW_CEP_DRAIN:

@@ -14,8 +14,6 @@
 
 /* How long the TCP handshake of an active connection may take. */
 #define XIW_CM_CONNECT_TIMEOUT	(30 * HZ)
-/* How long the peer's MPA Request or Reply may take to arrive. */
-#define XIW_CM_MPA_TIMEOUT	(10 * HZ)
 /* How long a graceful close waits for the peer's FIN. */
 #define XIW_CM_DRAIN_TIMEOUT	(5 * HZ)
 

@@ -33,6 +33,10 @@
 #define XIW_TX_BATCH_DEFAULT	32
 /* Longest soft-RNR wait, in milliseconds. */
 #define XIW_SOFT_RNR_MAX_MS	10000
+/* Bounds and default of the MPA Request/Reply wait, in milliseconds. */
+#define XIW_MPA_TIMEOUT_MIN_MS	100
+#define XIW_MPA_TIMEOUT_MAX_MS	300000
+#define XIW_MPA_TIMEOUT_DEF_MS	10000
 
 enum xiw_knob_id {
 	XIW_KNOB_MPA_REV,
@@ -44,6 +48,7 @@ enum xiw_knob_id {
 	XIW_KNOB_NAGLE,
 	XIW_KNOB_SOFT_RNR_MS,
 	XIW_KNOB_TX_ZCOPY,
+	XIW_KNOB_MPA_TIMEOUT_MS,
 	XIW_NUM_KNOBS
 };
 
@@ -135,6 +140,10 @@ static const struct xiw_knob xiw_knobs[XIW_NUM_KNOBS] = {
 	[XIW_KNOB_TX_ZCOPY] = { "tx_zcopy", xiw_zcopy_names,
 				ARRAY_SIZE(xiw_zcopy_names), 0, 0,
 				"auto, on or off" },
+	[XIW_KNOB_MPA_TIMEOUT_MS] = { "mpa_timeout_ms", NULL, 0,
+				      XIW_MPA_TIMEOUT_MIN_MS,
+				      XIW_MPA_TIMEOUT_MAX_MS,
+				      "100 to 300000" },
 };
 
 /* The settings of new devices (module parameters); guarded by the lock. */
@@ -149,6 +158,7 @@ static struct xiw_dev_cfg xiw_cfg_defaults = {
 	.nagle = false,
 	.soft_rnr_ms = 0,
 	.tx_zcopy = XIW_TX_ZCOPY_AUTO,
+	.mpa_timeout_ms = XIW_MPA_TIMEOUT_DEF_MS,
 	.offload = "software",
 };
 
@@ -174,6 +184,8 @@ static unsigned int xiw_knob_load(const struct xiw_dev_cfg *cfg,
 		return cfg->soft_rnr_ms;
 	case XIW_KNOB_TX_ZCOPY:
 		return cfg->tx_zcopy;
+	case XIW_KNOB_MPA_TIMEOUT_MS:
+		return cfg->mpa_timeout_ms;
 	default:
 		return 0;
 	}
@@ -209,6 +221,9 @@ static void xiw_knob_store(struct xiw_dev_cfg *cfg, enum xiw_knob_id id,
 		break;
 	case XIW_KNOB_TX_ZCOPY:
 		cfg->tx_zcopy = val;
+		break;
+	case XIW_KNOB_MPA_TIMEOUT_MS:
+		cfg->mpa_timeout_ms = val;
 		break;
 	default:
 		break;
@@ -315,6 +330,8 @@ XIW_PARAM(soft_rnr_ms, XIW_KNOB_SOFT_RNR_MS,
 	  "New devices let a Send without a posted receive wait this long (ms, 0 to 10000, default 0: TERMINATE at once)");
 XIW_PARAM(tx_zcopy, XIW_KNOB_TX_ZCOPY,
 	  "Zero-copy transmit of new devices: auto (until the stack copies a connection's pages, as on loopback and veth), on, off");
+XIW_PARAM(mpa_timeout_ms, XIW_KNOB_MPA_TIMEOUT_MS,
+	  "How long new devices wait for the peer's MPA Request or Reply (ms, 100 to 300000, default 10000)");
 
 /* ---------------------------------------------------------------------- */
 /* Per-device settings                                                     */
@@ -431,6 +448,7 @@ XIW_KNOB_ATTR(tx_batch, XIW_KNOB_TX_BATCH);
 XIW_KNOB_ATTR(nagle, XIW_KNOB_NAGLE);
 XIW_KNOB_ATTR(soft_rnr_ms, XIW_KNOB_SOFT_RNR_MS);
 XIW_KNOB_ATTR(tx_zcopy, XIW_KNOB_TX_ZCOPY);
+XIW_KNOB_ATTR(mpa_timeout_ms, XIW_KNOB_MPA_TIMEOUT_MS);
 
 static ssize_t offload_show(struct device *dev, struct device_attribute *attr,
 			    char *buf)
@@ -475,6 +493,7 @@ static struct attribute *xiw_cfg_attrs[] = {
 	&dev_attr_nagle.attr,
 	&dev_attr_soft_rnr_ms.attr,
 	&dev_attr_tx_zcopy.attr,
+	&dev_attr_mpa_timeout_ms.attr,
 	&dev_attr_offload.attr,
 	NULL
 };
