@@ -502,20 +502,26 @@ struct xiw_qp_transport_ops {
  * @access: IB_ACCESS_REMOTE_* rights of the QP (modify_qp)
  * @ord: outbound RDMA Read depth (max_rd_atomic)
  * @ird: inbound RDMA Read depth (max_dest_rd_atomic)
- * @sq_lock: guards @sq_put, @sq_get and kernel SQ slots; irqsave
+ * @sq_lock: guards @sq_put and kernel SQ slots against each other's
+ *	posters, and the flushes' use of @sq_get; irqsave.  The transmit
+ *	engine's fetch takes no lock (xiw_sqe_fetch())
  * @sendq: ring of @num_sqe elements: struct xiw_ksqe (kernel) or struct
  *	xiw_sqe (user, shared with libsiw)
  * @num_sqe: SQ size (power of two)
  * @sq_put: producer index of kernel SQs
- * @sq_get: consumer index
+ * @sq_get: consumer index: the transmit engine's or a flush's, never
+ *	both at once (xiw_sqe_fetch())
  * @max_send_sge: SGE limit of send WRs
  * @max_inline: inline data limit
- * @rq_lock: guards @rq_put, @rq_get and kernel RQ slots; irqsave
+ * @rq_lock: guards @rq_put and kernel RQ slots against each other's
+ *	posters, and the flushes' use of @rq_get; irqsave.  The receive
+ *	engine's fetch takes no lock (xiw_rqe_fetch())
  * @recvq: ring of @num_rqe elements (struct xiw_krqe or struct xiw_rqe);
  *	NULL with an SRQ
  * @num_rqe: RQ size (power of two), 0 with an SRQ
  * @rq_put: producer index of kernel RQs
- * @rq_get: consumer index
+ * @rq_get: consumer index: the receive engine's or a flush's, never both
+ *	at once (xiw_rqe_fetch())
  * @max_recv_sge: SGE limit of receive WRs
  * @sq_entry: user mapping of @sendq
  * @rq_entry: user mapping of @recvq

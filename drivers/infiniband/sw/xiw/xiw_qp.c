@@ -217,10 +217,10 @@ static bool xiw_qp_signalled(const struct xiw_qp *qp, u16 flags)
  * if it finds the SQE before its new one taken (its seq_cst store, then
  * load): a slot seen empty is looked at once more after a full barrier,
  * or both sides could miss the other and the queue stall while the
- * transmit engine runs beside the poster.  The fetch's look under
- * sq_lock, and the engine's before it takes any lock: for the engine,
- * which alone moves sq_get while the QP runs, a flush moving it
- * meanwhile only makes the answer stale, and the locked fetch decides.
+ * transmit engine runs beside the poster.  The fetch's look, and the
+ * engine's before it takes any lock: for the engine, which alone moves
+ * sq_get while the QP runs, a flush moving it meanwhile only makes the
+ * answer stale, and the fetch under the engine's lock decides.
  */
 bool xiw_sqe_pending(struct xiw_qp *qp)
 {
@@ -304,15 +304,14 @@ static int xiw_sqe_take_user(struct xiw_qp *qp, struct xiw_sqe *sqe,
 }
 
 /*
- * Copy the SQE at sq_get out of the ring and hand the slot back.
- * Caller holds sq_lock.
+ * Copy the SQE at sq_get out of the ring and hand the slot back.  The one
+ * consumer at a time: a flush holding sq_lock, or the transmit engine
+ * (xiw_sqe_fetch()).
  */
-static int xiw_sqe_take_locked(struct xiw_qp *qp, struct xiw_ksqe *out)
+static int xiw_sqe_take(struct xiw_qp *qp, struct xiw_ksqe *out)
 {
 	u32 idx = qp->sq_get % qp->num_sqe;
 	struct xiw_ksqe *sqe;
-
-	lockdep_assert_held(&qp->sq_lock);
 
 	if (!xiw_sqe_pending(qp))
 		return -ENOENT;
@@ -375,19 +374,21 @@ bool xiw_sqe_next_unsignalled(struct xiw_qp *qp)
  * the work request and must complete it with xiw_sqe_complete() (or keep
  * it where its @flush hook finds it).  Any context; never sleeps.
  *
+ * The caller is the transport's transmit engine, which fetches only while
+ * the QP reads RTS and only under the lock its flush hook takes
+ * (xiw_conn.c's conn->lock).  The ring is flushed only in ERROR, after
+ * that hook ran: a fetch ends before the flush of the ring begins, or
+ * reads ERROR and does not happen.  So the ring has one consumer at a
+ * time without sq_lock, which serializes the posters of a kernel QP and
+ * the flushes; the VALID flag hands a slot from a poster to the engine.
+ *
  * Return: 0; -ENOENT if the queue is empty; -EINVAL for a malformed user
  * SQE, which is consumed all the same (@sqe's id, opcode and flags are
  * valid) and is to be completed with XIW_WC_LOC_QP_OP_ERR.
  */
 int xiw_sqe_fetch(struct xiw_qp *qp, struct xiw_ksqe *sqe)
 {
-	unsigned long flags;
-	int rv;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	rv = xiw_sqe_take_locked(qp, sqe);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	return rv;
+	return xiw_sqe_take(qp, sqe);
 }
 
 /**
@@ -519,12 +520,14 @@ int xiw_ring_take_rqe(void *ring, u32 idx, bool kernel_ring, u32 max_sge,
 	return out->num_sge == num_sge ? 0 : -EINVAL;
 }
 
-/* Copy the RQE at rq_get out of the QP's own ring; caller holds rq_lock. */
-static int xiw_rqe_take_locked(struct xiw_qp *qp, struct xiw_krqe *out)
+/*
+ * Copy the RQE at rq_get out of the QP's own ring.  The one consumer at a
+ * time: a flush holding rq_lock, or the receive engine (xiw_rqe_fetch()).
+ */
+static int xiw_rqe_take(struct xiw_qp *qp, struct xiw_krqe *out)
 {
 	u32 idx = qp->rq_get % qp->num_rqe;
 
-	lockdep_assert_held(&qp->rq_lock);
 	return xiw_ring_take_rqe(qp->recvq, idx, qp->kernel_verbs,
 				 qp->max_recv_sge, out, &qp->rq_get);
 }
@@ -538,20 +541,23 @@ static int xiw_rqe_take_locked(struct xiw_qp *qp, struct xiw_krqe *out)
  * work request afterwards and completes it with xiw_rqe_complete().  Any
  * context; never sleeps.
  *
+ * The caller is the transport's receive engine, which fetches only while
+ * the QP is not in ERROR and only under the lock its flush hook takes
+ * (xiw_conn.c's copy_lock).  The rings are flushed only in ERROR, after
+ * that hook ran: a fetch ends before the flush of the ring begins, or
+ * reads ERROR and does not happen.  So the QP's own ring has one consumer
+ * at a time without rq_lock, which serializes the posters of a kernel RQ
+ * and the flushes; the VALID flag hands a slot from a poster to the
+ * engine, as in a user ring.  An SRQ, shared by QPs, keeps its lock.
+ *
  * Return: 0; -ENOENT if no receive is posted; -EINVAL for a malformed user
  * RQE, consumed all the same (@rqe's id is valid).
  */
 int xiw_rqe_fetch(struct xiw_qp *qp, struct xiw_krqe *rqe)
 {
-	unsigned long flags;
-	int rv;
-
 	if (qp->srq)
 		return xiw_srq_fetch(qp->srq, rqe);
-	spin_lock_irqsave(&qp->rq_lock, flags);
-	rv = xiw_rqe_take_locked(qp, rqe);
-	spin_unlock_irqrestore(&qp->rq_lock, flags);
-	return rv;
+	return xiw_rqe_take(qp, rqe);
 }
 
 /**
@@ -611,9 +617,10 @@ static void xiw_sq_flush(struct xiw_qp *qp)
 	unsigned long flags;
 	u32 n;
 
+	/* Against another flush; the engine fetches no more (above). */
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	for (n = 0; n < qp->num_sqe; n++) {
-		if (xiw_sqe_take_locked(qp, &sqe) == -ENOENT)
+		if (xiw_sqe_take(qp, &sqe) == -ENOENT)
 			break;
 		atomic64_inc(&qp->stats.flushed);
 		if (xiw_sqe_complete(qp, &sqe, 0, XIW_WC_WR_FLUSH_ERR))
@@ -630,9 +637,10 @@ static void xiw_rq_flush(struct xiw_qp *qp)
 
 	if (qp->srq)
 		return;	/* an SRQ is shared: nothing of it belongs to this QP */
+	/* Against another flush; the engine fetches no more (above). */
 	spin_lock_irqsave(&qp->rq_lock, flags);
 	for (n = 0; n < qp->num_rqe; n++) {
-		if (xiw_rqe_take_locked(qp, &rqe) == -ENOENT)
+		if (xiw_rqe_take(qp, &rqe) == -ENOENT)
 			break;
 		rqe.flags = 0;
 		atomic64_inc(&qp->stats.flushed);
@@ -1527,7 +1535,7 @@ int xiw_post_send(struct ib_qp *base_qp, const struct ib_send_wr *wr,
 			sqe->flags |= XIW_WQE_SOLICITED;
 		if (wr->send_flags & IB_SEND_FENCE)
 			sqe->flags |= XIW_WQE_READ_FENCE;
-		/* The SQE body before VALID; pairs with xiw_sqe_take_locked(). */
+		/* The SQE body before VALID; pairs with xiw_sqe_take(). */
 		smp_store_release(&sqe->flags, sqe->flags | XIW_WQE_VALID);
 		qp->sq_put++;
 		atomic64_inc(&qp->stats.sq_posted);
