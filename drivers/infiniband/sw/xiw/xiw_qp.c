@@ -303,29 +303,6 @@ static int xiw_sqe_take_user(struct xiw_qp *qp, struct xiw_sqe *sqe,
 	return rv;
 }
 
-/*
- * Copy the SQE at sq_get out of the ring and hand the slot back.  The one
- * consumer at a time: a flush holding sq_lock, or the transmit engine
- * (xiw_sqe_fetch()).
- */
-static int xiw_sqe_take(struct xiw_qp *qp, struct xiw_ksqe *out)
-{
-	u32 idx = qp->sq_get % qp->num_sqe;
-	struct xiw_ksqe *sqe;
-
-	if (!xiw_sqe_pending(qp))
-		return -ENOENT;
-	if (!qp->kernel_verbs)
-		return xiw_sqe_take_user(qp, &((struct xiw_sqe *)qp->sendq)[idx],
-					 out);
-	sqe = &((struct xiw_ksqe *)qp->sendq)[idx];
-	*out = *sqe;
-	/* The copy is done before the slot is free again. */
-	smp_store_release(&sqe->flags, 0);
-	qp->sq_get++;
-	return 0;
-}
-
 /**
  * xiw_sqe_next_valid - is a posted SQE waiting to be taken?
  * @qp: the QP
@@ -368,7 +345,7 @@ bool xiw_sqe_next_unsignalled(struct xiw_qp *qp)
 /**
  * xiw_sqe_fetch - take the next SQE off the send queue
  * @qp: the QP
- * @sqe: receives the SQE in kernel form
+ * @out: receives the SQE in kernel form
  *
  * The slot is handed back to the producer: from now on the caller owns
  * the work request and must complete it with xiw_sqe_complete() (or keep
@@ -380,15 +357,29 @@ bool xiw_sqe_next_unsignalled(struct xiw_qp *qp)
  * that hook ran: a fetch ends before the flush of the ring begins, or
  * reads ERROR and does not happen.  So the ring has one consumer at a
  * time without sq_lock, which serializes the posters of a kernel QP and
- * the flushes; the VALID flag hands a slot from a poster to the engine.
+ * the flushes (which call this holding it); the VALID flag hands a slot
+ * from a poster to the engine.
  *
  * Return: 0; -ENOENT if the queue is empty; -EINVAL for a malformed user
- * SQE, which is consumed all the same (@sqe's id, opcode and flags are
+ * SQE, which is consumed all the same (@out's id, opcode and flags are
  * valid) and is to be completed with XIW_WC_LOC_QP_OP_ERR.
  */
-int xiw_sqe_fetch(struct xiw_qp *qp, struct xiw_ksqe *sqe)
+int xiw_sqe_fetch(struct xiw_qp *qp, struct xiw_ksqe *out)
 {
-	return xiw_sqe_take(qp, sqe);
+	u32 idx = qp->sq_get % qp->num_sqe;
+	struct xiw_ksqe *sqe;
+
+	if (!xiw_sqe_pending(qp))
+		return -ENOENT;
+	if (!qp->kernel_verbs)
+		return xiw_sqe_take_user(qp, &((struct xiw_sqe *)qp->sendq)[idx],
+					 out);
+	sqe = &((struct xiw_ksqe *)qp->sendq)[idx];
+	*out = *sqe;
+	/* The copy is done before the slot is free again. */
+	smp_store_release(&sqe->flags, 0);
+	qp->sq_get++;
+	return 0;
 }
 
 /**
@@ -620,7 +611,7 @@ static void xiw_sq_flush(struct xiw_qp *qp)
 	/* Against another flush; the engine fetches no more (above). */
 	spin_lock_irqsave(&qp->sq_lock, flags);
 	for (n = 0; n < qp->num_sqe; n++) {
-		if (xiw_sqe_take(qp, &sqe) == -ENOENT)
+		if (xiw_sqe_fetch(qp, &sqe) == -ENOENT)
 			break;
 		atomic64_inc(&qp->stats.flushed);
 		if (xiw_sqe_complete(qp, &sqe, 0, XIW_WC_WR_FLUSH_ERR))
@@ -1535,7 +1526,7 @@ int xiw_post_send(struct ib_qp *base_qp, const struct ib_send_wr *wr,
 			sqe->flags |= XIW_WQE_SOLICITED;
 		if (wr->send_flags & IB_SEND_FENCE)
 			sqe->flags |= XIW_WQE_READ_FENCE;
-		/* The SQE body before VALID; pairs with xiw_sqe_take(). */
+		/* The SQE body before VALID; pairs with xiw_sqe_fetch(). */
 		smp_store_release(&sqe->flags, sqe->flags | XIW_WQE_VALID);
 		qp->sq_put++;
 		atomic64_inc(&qp->stats.sq_posted);
