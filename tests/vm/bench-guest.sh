@@ -129,18 +129,26 @@ if [ -n "${BENCH_XIW_B:-}" ]; then
 fi
 
 # topo_veth MTU: ns A and ns B joined by one veth pair, a device on each
-# end.
+# end.  The neighbour entries are permanent: a learnt one goes stale
+# during a run, and until it is confirmed again every packet takes the
+# slow output path (neigh_resolve_output(), which builds the Ethernet
+# header each time), in whichever driver's point the timer falls.
 topo_veth() {
+	local mac_a=02:00:c0:00:02:01 mac_b=02:00:c0:00:02:02
+
 	modprobe veth
 	ip netns add $NSA
 	ip netns add $NSB
 	# Distinct ifindexes for the two ends: see dev_up.
-	ip link add bna0 index 30 netns $NSA type veth peer name bnb0 index 31 netns $NSB
+	ip link add bna0 index 30 address $mac_a netns $NSA type veth \
+		peer name bnb0 index 31 address $mac_b netns $NSB
 	ip -n $NSA addr add $A/24 dev bna0
 	ip -n $NSB addr add $B/24 dev bnb0
 	for ns in $NSA $NSB; do ip -n $ns link set lo up; done
 	ip -n $NSA link set bna0 mtu "$1" up
 	ip -n $NSB link set bnb0 mtu "$1" up
+	ip -n $NSA neigh replace $B lladdr $mac_b dev bna0 nud permanent
+	ip -n $NSB neigh replace $A lladdr $mac_a dev bnb0 nud permanent
 	NETDEV_A=bna0 NETDEV_B=bnb0
 }
 
