@@ -41,13 +41,18 @@ static atomic_t xiw_tx_next_cpu = ATOMIC_INIT(0);
  * nothing more to send: a poster streaming from a full send queue leaves
  * the kicks to the workers (xiw_tx_defer_end()).
  *
- * @task is the poster that runs engines on this CPU (migration disabled
- * meanwhile), NULL when none does; @qp is its QP; @list holds the
- * connections whose kicks it took over.  All are this CPU's: written with
- * interrupts off by the poster, so that no softirq runs on this CPU
- * meanwhile, and read or added to by softirq in its context.  Interrupts
- * off, not bottom halves: the poster's sections are a few stores, and
- * local_bh_enable() in a task looks for pending softirqs every time.
+ * @task is the poster that took this CPU's list, NULL when none has; @qp
+ * is its QP; @list holds the connections whose kicks it took over.  Only
+ * a softirq in @task's own context adds to @list, so @list has one writer
+ * at a time without a lock: @task itself, or a softirq interrupting it on
+ * this CPU.  The poster may migrate meanwhile; on another CPU its softirqs
+ * find that CPU's @task is not theirs and kick the workers, and nothing
+ * touches this @list until the poster hands it back, from whichever CPU
+ * it is on, with interrupts off against its own softirqs
+ * (xiw_tx_defer_end()).  Interrupts off, not bottom halves: the section
+ * is a few stores, and local_bh_enable() in a task looks for pending
+ * softirqs every time.  No migrate_disable() either, which costs more
+ * than the whole list on a ping-pong.
  */
 struct xiw_tx_defer {
 	struct task_struct *task;
@@ -69,7 +74,7 @@ static bool xiw_conn_tx_defer(struct xiw_conn *conn)
 		return false;
 	d = this_cpu_ptr(&xiw_tx_defer);
 	/* A poster with more to send would hand it to the worker anyway. */
-	if (d->task != current || xiw_sqe_next_valid(d->qp))
+	if (READ_ONCE(d->task) != current || xiw_sqe_next_valid(d->qp))
 		return false;
 	/* Already waiting in a list: its drain runs the engine. */
 	if (test_and_set_bit(0, &conn->tx_deferred))
@@ -571,7 +576,7 @@ static void xiw_conn_term_work(struct work_struct *work)
  * are held for the length of one hook, not for a grace period: destroying
  * many QPs one after the other does not pay one each.
  */
-static struct xiw_conn *xiw_conn_from_qp(struct xiw_qp *qp)
+static __always_inline struct xiw_conn *xiw_conn_from_qp(struct xiw_qp *qp)
 {
 	struct xiw_conn *conn;
 
@@ -583,34 +588,34 @@ static struct xiw_conn *xiw_conn_from_qp(struct xiw_qp *qp)
 	return conn;
 }
 
-static void xiw_conn_put_user(struct xiw_conn *conn)
+static __always_inline void xiw_conn_put_user(struct xiw_conn *conn)
 {
 	if (refcount_dec_and_test(&conn->users))
 		complete(&conn->users_gone);
 }
 
 /*
- * The poster of @qp starts running engines on this CPU: kicks from
- * softirq in its context come to it (xiw_conn_tx_defer()).  NULL if
- * another poster, preempted on this CPU, holds the list.
+ * The poster of @qp takes this CPU's list: kicks from softirq in its
+ * context on this CPU come to it (xiw_conn_tx_defer()).  NULL if another
+ * poster, preempted or migrated, holds it.
  */
 static struct xiw_tx_defer *xiw_tx_defer_begin(struct xiw_qp *qp)
 {
 	struct xiw_tx_defer *d;
-	unsigned long flags;
 
-	migrate_disable();
-	local_irq_save(flags);
+	/* No other task of this CPU takes the list between look and store. */
+	preempt_disable();
 	d = this_cpu_ptr(&xiw_tx_defer);
-	if (d->task) {
+	/* Pairs with the release in xiw_tx_defer_end(): its splice is done. */
+	if (smp_load_acquire(&d->task)) {
 		d = NULL;
 	} else {
-		d->task = current;
 		d->qp = qp;
+		/* A softirq that sees @task on this CPU sees @qp too. */
+		barrier();
+		WRITE_ONCE(d->task, current);
 	}
-	local_irq_restore(flags);
-	if (!d)
-		migrate_enable();
+	preempt_enable();
 	return d;
 }
 
@@ -631,7 +636,8 @@ static void xiw_tx_defer_end(struct xiw_tx_defer *d, bool run)
 
 	local_irq_save(flags);
 	list_splice_init(&d->list, &todo);
-	d->task = NULL;
+	/* The next poster of @d's CPU may take it once the splice is done. */
+	smp_store_release(&d->task, NULL);
 	local_irq_restore(flags);
 	while (!list_empty(&todo)) {
 		conn = list_first_entry(&todo, struct xiw_conn, tx_defer_entry);
@@ -652,7 +658,6 @@ static void xiw_tx_defer_end(struct xiw_tx_defer *d, bool run)
 		}
 		xiw_conn_put_user(conn);
 	}
-	migrate_enable();
 }
 
 /*
