@@ -633,6 +633,79 @@ static inline u32 xiw_qp_id(const struct xiw_qp *qp)
 	return qp->base_qp.qp_num;
 }
 
+/* xiw_qp.c's send queue peeks, inline: every doorbell and engine step asks */
+
+/**
+ * xiw_sqe_next_valid - is a posted SQE waiting to be taken?
+ * @qp: the QP
+ *
+ * A peek for the transmit engine's choice of ending a batch: a stale
+ * answer only moves a batch boundary.  Any context.
+ */
+static inline bool xiw_sqe_next_valid(struct xiw_qp *qp)
+{
+	u32 idx = READ_ONCE(qp->sq_get) % qp->num_sqe;
+
+	if (qp->kernel_verbs)
+		return READ_ONCE(((struct xiw_ksqe *)qp->sendq)[idx].flags) &
+		       XIW_WQE_VALID;
+	return READ_ONCE(((struct xiw_sqe *)qp->sendq)[idx].flags) &
+	       XIW_WQE_VALID;
+}
+
+/**
+ * xiw_sqe_next_unsignalled - is the oldest posted SQE an unsignalled one?
+ * @qp: a user QP
+ *
+ * A peek for the doorbell's choice of who runs the transmit engine: the
+ * answer may be stale by the time it is used, and nothing is consumed.
+ * Any context.
+ */
+static inline bool xiw_sqe_next_unsignalled(struct xiw_qp *qp)
+{
+	const struct xiw_sqe *sqe;
+	u16 flags;
+
+	if (qp->kernel_verbs || qp->sig_all)
+		return false;
+	sqe = &((const struct xiw_sqe *)qp->sendq)[READ_ONCE(qp->sq_get) %
+						   qp->num_sqe];
+	flags = READ_ONCE(sqe->flags);
+	return (flags & XIW_WQE_VALID) && !(flags & XIW_WQE_SIGNALLED);
+}
+
+/**
+ * xiw_sqe_pending - may the transmit engine find a posted SQE?
+ * @qp: the QP
+ *
+ * libsiw stores a user SQE's flags atomically, VALID last, and rings only
+ * if it finds the SQE before its new one taken (its seq_cst store, then
+ * load): a slot seen empty is looked at once more after a full barrier,
+ * or both sides could miss the other and the queue stall while the
+ * transmit engine runs beside the poster.  The fetch's look, and the
+ * engine's before it takes any lock: for the engine, which alone moves
+ * sq_get while the QP runs, a flush moving it meanwhile only makes the
+ * answer stale, and the fetch under the engine's lock decides.
+ */
+static inline bool xiw_sqe_pending(struct xiw_qp *qp)
+{
+	u32 idx = READ_ONCE(qp->sq_get) % qp->num_sqe;
+	struct xiw_sqe *sqe;
+
+	if (qp->kernel_verbs)
+		/* Pairs with the release of VALID in xiw_post_send(). */
+		return smp_load_acquire(&((struct xiw_ksqe *)qp->sendq)[idx].flags) &
+		       XIW_WQE_VALID;
+	sqe = &((struct xiw_sqe *)qp->sendq)[idx];
+	/* Pairs with libsiw's store of VALID. */
+	if (smp_load_acquire(&sqe->flags) & XIW_WQE_VALID)
+		return true;
+	/* Our release of the previous SQE before the second look. */
+	smp_mb();
+	/* The second look, after the barrier. */
+	return smp_load_acquire(&sqe->flags) & XIW_WQE_VALID;
+}
+
 /* xiw_main.c */
 extern struct workqueue_struct *xiw_cq_wq;
 
@@ -672,9 +745,6 @@ int xiw_qp_transport_move(struct xiw_qp *qp, enum xiw_qp_state new);
 int xiw_qp_connect(struct xiw_qp *qp, const struct xiw_qp_transport_ops *tops,
 		   void *tctx, u32 ord, u32 ird);
 int xiw_sqe_fetch(struct xiw_qp *qp, struct xiw_ksqe *sqe);
-bool xiw_sqe_next_unsignalled(struct xiw_qp *qp);
-bool xiw_sqe_next_valid(struct xiw_qp *qp);
-bool xiw_sqe_pending(struct xiw_qp *qp);
 int xiw_sqe_complete(struct xiw_qp *qp, const struct xiw_ksqe *sqe,
 		     u32 bytes, enum xiw_wc_status status);
 int xiw_sqe_complete_id(struct xiw_qp *qp, u64 id, u8 opcode, u16 flags,

@@ -65,7 +65,8 @@ static int xiw_mr_access_ok(int access)
 	return 0;
 }
 
-static void xiw_mr_release(struct kref *ref)
+/* The last lookup reference is gone (xiw_mr_put()): the owner may free. */
+void xiw_mr_release(struct kref *ref)
 {
 	struct xiw_mr *mr = container_of(ref, struct xiw_mr, ref);
 
@@ -393,17 +394,6 @@ struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag)
 		mr = NULL;
 	}
 	return mr;
-}
-
-/**
- * xiw_mr_put - release a reference taken by xiw_mr_get()
- * @mr: the MR
- *
- * Any context.
- */
-void xiw_mr_put(struct xiw_mr *mr)
-{
-	kref_put(&mr->ref, xiw_mr_release);
 }
 
 /**

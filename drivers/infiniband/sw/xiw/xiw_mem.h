@@ -122,7 +122,19 @@ int xiw_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *mr);
 
 /* Data path interface (xiw_mem.c) */
 struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag);
-void xiw_mr_put(struct xiw_mr *mr);
+void xiw_mr_release(struct kref *ref);
+
+/**
+ * xiw_mr_put - release a reference taken by xiw_mr_get()
+ * @mr: the MR
+ *
+ * Any context.  Inline: every placement and gather puts one.
+ */
+static inline void xiw_mr_put(struct xiw_mr *mr)
+{
+	kref_put(&mr->ref, xiw_mr_release);
+}
+
 enum xiw_access_result xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd,
 				    int access, u64 addr, u64 len);
 enum xiw_access_result xiw_mr_lookup(struct xiw_device *xdev,
