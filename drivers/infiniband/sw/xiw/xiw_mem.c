@@ -375,11 +375,12 @@ int xiw_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *base_mr)
  * @xdev: device
  * @stag: STag (index and key must both match)
  *
- * Any context.
+ * Any context.  Inline in the lookups of the data path.
  *
  * Return: the MR, to be released with xiw_mr_put(), or NULL.
  */
-struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag)
+static __always_inline struct xiw_mr *
+xiw_mr_get(struct xiw_device *xdev, u32 stag)
 {
 	struct xiw_mr *mr;
 
@@ -396,18 +397,10 @@ struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag)
 	return mr;
 }
 
-/**
- * xiw_mr_check - check an access to an MR
- * @mr: the MR
- * @pd: protection domain of the accessing QP
- * @access: IB_ACCESS_* rights needed (0 for a local read)
- * @addr: first address accessed
- * @len: number of bytes
- *
- * Return: XIW_ACC_OK or the reason the access is refused.
- */
-enum xiw_access_result xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd,
-				    int access, u64 addr, u64 len)
+/* xiw_mr_check(), inline in xiw_mr_lookup(). */
+static __always_inline enum xiw_access_result
+__xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd, int access, u64 addr,
+	       u64 len)
 {
 	u64 end, mr_end;
 
@@ -428,6 +421,22 @@ enum xiw_access_result xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd,
 	if (addr < READ_ONCE(mr->va) || end > mr_end)
 		return XIW_ACC_BOUNDS;
 	return XIW_ACC_OK;
+}
+
+/**
+ * xiw_mr_check - check an access to an MR
+ * @mr: the MR
+ * @pd: protection domain of the accessing QP
+ * @access: IB_ACCESS_* rights needed (0 for a local read)
+ * @addr: first address accessed
+ * @len: number of bytes
+ *
+ * Return: XIW_ACC_OK or the reason the access is refused.
+ */
+enum xiw_access_result xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd,
+				    int access, u64 addr, u64 len)
+{
+	return __xiw_mr_check(mr, pd, access, addr, len);
 }
 EXPORT_SYMBOL_IF_KUNIT(xiw_mr_check);
 
@@ -456,138 +465,13 @@ enum xiw_access_result xiw_mr_lookup(struct xiw_device *xdev,
 	mr = xiw_mr_get(xdev, stag);
 	if (!mr)
 		return XIW_ACC_BAD_STAG;
-	res = xiw_mr_check(mr, pd, access, addr, len);
+	res = __xiw_mr_check(mr, pd, access, addr, len);
 	if (res != XIW_ACC_OK) {
 		xiw_mr_put(mr);
 		return res;
 	}
 	*mrp = mr;
 	return XIW_ACC_OK;
-}
-
-/**
- * xiw_sgl_walk - walk a range of a scatter/gather list, checking each STag
- * @xdev: device
- * @pd: protection domain of the QP the list belongs to
- * @sge: the list
- * @num_sge: entries of @sge
- * @off: first octet of the range, counted across the list
- * @len: octets in the range
- * @access: IB_ACCESS_* rights each entry's MR must grant (0: local read)
- * @fn: called for each virtually contiguous piece, in order (see
- *	xiw_mr_walk())
- * @priv: passed to @fn
- *
- * Any context; @fn must not sleep.
- *
- * Return: 0; -EACCES if an entry's STag, rights or bounds fail the check
- * or @fn failed; -EINVAL if the list is shorter than @off + @len.
- */
-int xiw_sgl_walk(struct xiw_device *xdev, struct ib_pd *pd,
-		 const struct xiw_sge *sge, unsigned int num_sge, u32 off,
-		 u32 len, int access,
-		 int (*fn)(void *priv, void *kaddr, unsigned int len),
-		 void *priv)
-{
-	unsigned int i;
-
-	for (i = 0; i < num_sge && len; i++, sge++) {
-		struct xiw_mr *mr;
-		u32 n;
-		int rv;
-
-		if (off >= sge->length) {
-			off -= sge->length;
-			continue;
-		}
-		n = min(len, sge->length - off);
-		if (xiw_mr_lookup(xdev, pd, sge->lkey, access, sge->laddr + off,
-				  n, &mr) != XIW_ACC_OK)
-			return -EACCES;
-		rv = xiw_mr_walk(mr, sge->laddr + off, n, fn, priv);
-		xiw_mr_put(mr);
-		if (rv)
-			return -EACCES;
-		len -= n;
-		off = 0;
-	}
-	return len ? -EINVAL : 0;
-}
-
-/**
- * xiw_mr_walk - visit the kernel mappings behind a range of an MR
- * @mr: the MR, checked by the caller (xiw_mr_check()) for this range
- * @addr: first address
- * @len: number of bytes
- * @fn: called for each virtually contiguous piece, in order; a non-zero
- *	return stops the walk and is returned
- * @priv: passed to @fn
- *
- * Pages of user MRs are mapped with kmap_local_page() around each call,
- * so @fn must not sleep.  Any context.
- *
- * Return: 0, the first non-zero return of @fn, or -EFAULT when the range
- * is not backed (a bug in the caller's check).
- */
-int xiw_mr_walk(struct xiw_mr *mr, u64 addr, u64 len,
-		int (*fn)(void *priv, void *kaddr, unsigned int len),
-		void *priv)
-{
-	u64 off;
-	int rv = 0;
-
-	switch (mr->kind) {
-	case XIW_MR_DMA:
-		while (len && !rv) {
-			unsigned int n = min_t(u64, len, SZ_1G);
-
-			rv = fn(priv, (void *)(uintptr_t)addr, n);
-			addr += n;
-			len -= n;
-		}
-		return rv;
-
-	case XIW_MR_USER:
-		off = addr - mr->va + mr->page_offset;
-		while (len && !rv) {
-			u64 idx = off >> PAGE_SHIFT;
-			unsigned int in_page = offset_in_page(off);
-			unsigned int n = min_t(u64, len, PAGE_SIZE - in_page);
-			void *kaddr;
-
-			if (idx >= mr->num_pages)
-				return -EFAULT;
-			kaddr = kmap_local_page(mr->pages[idx]);
-			rv = fn(priv, kaddr + in_page, n);
-			kunmap_local(kaddr);
-			off += n;
-			len -= n;
-		}
-		return rv;
-
-	case XIW_MR_FAST: {
-		u64 psize = mr->base_mr.page_size;
-
-		if (!psize)
-			return -EFAULT;
-		/* Page entries are page aligned; iova may start inside one. */
-		off = addr - mr->va + (mr->va & (psize - 1));
-		while (len && !rv) {
-			u64 idx = div64_u64(off, psize);
-			u64 in_page = off - idx * psize;
-			unsigned int n = min_t(u64, len, psize - in_page);
-
-			if (idx >= mr->num_fr_pages)
-				return -EFAULT;
-			rv = fn(priv, (void *)(uintptr_t)(mr->page_list[idx] +
-							  in_page), n);
-			off += n;
-			len -= n;
-		}
-		return rv;
-	}
-	}
-	return -EFAULT;
 }
 
 struct xiw_copy_ctx {

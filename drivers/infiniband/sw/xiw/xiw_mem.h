@@ -7,7 +7,10 @@
 #define _XIW_MEM_H
 
 #include <linux/completion.h>
+#include <linux/highmem.h>
 #include <linux/kref.h>
+#include <linux/math64.h>
+#include <linux/sizes.h>
 #include <linux/types.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -121,7 +124,6 @@ int xiw_dereg_mr(struct ib_mr *mr, struct ib_udata *udata);
 int xiw_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *mr);
 
 /* Data path interface (xiw_mem.c) */
-struct xiw_mr *xiw_mr_get(struct xiw_device *xdev, u32 stag);
 void xiw_mr_release(struct kref *ref);
 
 /**
@@ -140,19 +142,142 @@ enum xiw_access_result xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd,
 enum xiw_access_result xiw_mr_lookup(struct xiw_device *xdev,
 				     struct ib_pd *pd, u32 stag, int access,
 				     u64 addr, u64 len, struct xiw_mr **mrp);
-int xiw_mr_walk(struct xiw_mr *mr, u64 addr, u64 len,
-		int (*fn)(void *priv, void *kaddr, unsigned int len),
-		void *priv);
-int xiw_sgl_walk(struct xiw_device *xdev, struct ib_pd *pd,
-		 const struct xiw_sge *sge, unsigned int num_sge, u32 off,
-		 u32 len, int access,
-		 int (*fn)(void *priv, void *kaddr, unsigned int len),
-		 void *priv);
 int xiw_mr_copy_to(struct xiw_mr *mr, u64 addr, const void *buf, u64 len);
 int xiw_mr_copy_from(struct xiw_mr *mr, u64 addr, void *buf, u64 len);
 enum xiw_access_result xiw_mr_invalidate(struct xiw_device *xdev,
 					 struct ib_pd *pd, u32 stag);
 int xiw_mr_fast_reg(struct xiw_mr *mr, struct ib_pd *pd, u32 stag,
 		    int access);
+
+/*
+ * The walks are inline, with the piece function of each caller: they run
+ * for every payload segment, and an out-of-line walk would call @fn
+ * through a pointer for every piece.
+ */
+
+/**
+ * xiw_mr_walk - visit the kernel mappings behind a range of an MR
+ * @mr: the MR, checked by the caller (xiw_mr_check()) for this range
+ * @addr: first address
+ * @len: number of bytes
+ * @fn: called for each virtually contiguous piece, in order; a non-zero
+ *	return stops the walk and is returned
+ * @priv: passed to @fn
+ *
+ * Pages of user MRs are mapped with kmap_local_page() around each call,
+ * so @fn must not sleep.  Any context.
+ *
+ * Return: 0, the first non-zero return of @fn, or -EFAULT when the range
+ * is not backed (a bug in the caller's check).
+ */
+static __always_inline int
+xiw_mr_walk(struct xiw_mr *mr, u64 addr, u64 len,
+	    int (*fn)(void *priv, void *kaddr, unsigned int len), void *priv)
+{
+	u64 off;
+	int rv = 0;
+
+	switch (mr->kind) {
+	case XIW_MR_DMA:
+		while (len && !rv) {
+			unsigned int n = min_t(u64, len, SZ_1G);
+
+			rv = fn(priv, (void *)(uintptr_t)addr, n);
+			addr += n;
+			len -= n;
+		}
+		return rv;
+
+	case XIW_MR_USER:
+		off = addr - mr->va + mr->page_offset;
+		while (len && !rv) {
+			u64 idx = off >> PAGE_SHIFT;
+			unsigned int in_page = offset_in_page(off);
+			unsigned int n = min_t(u64, len, PAGE_SIZE - in_page);
+			void *kaddr;
+
+			if (idx >= mr->num_pages)
+				return -EFAULT;
+			kaddr = kmap_local_page(mr->pages[idx]);
+			rv = fn(priv, kaddr + in_page, n);
+			kunmap_local(kaddr);
+			off += n;
+			len -= n;
+		}
+		return rv;
+
+	case XIW_MR_FAST: {
+		u64 psize = mr->base_mr.page_size;
+
+		if (!psize)
+			return -EFAULT;
+		/* Page entries are page aligned; iova may start inside one. */
+		off = addr - mr->va + (mr->va & (psize - 1));
+		while (len && !rv) {
+			u64 idx = div64_u64(off, psize);
+			u64 in_page = off - idx * psize;
+			unsigned int n = min_t(u64, len, psize - in_page);
+
+			if (idx >= mr->num_fr_pages)
+				return -EFAULT;
+			rv = fn(priv, (void *)(uintptr_t)(mr->page_list[idx] +
+							  in_page), n);
+			off += n;
+			len -= n;
+		}
+		return rv;
+	}
+	}
+	return -EFAULT;
+}
+
+/**
+ * xiw_sgl_walk - walk a range of a scatter/gather list, checking each STag
+ * @xdev: device
+ * @pd: protection domain of the QP the list belongs to
+ * @sge: the list
+ * @num_sge: entries of @sge
+ * @off: first octet of the range, counted across the list
+ * @len: octets in the range
+ * @access: IB_ACCESS_* rights each entry's MR must grant (0: local read)
+ * @fn: called for each virtually contiguous piece, in order (see
+ *	xiw_mr_walk())
+ * @priv: passed to @fn
+ *
+ * Any context; @fn must not sleep.
+ *
+ * Return: 0; -EACCES if an entry's STag, rights or bounds fail the check
+ * or @fn failed; -EINVAL if the list is shorter than @off + @len.
+ */
+static __always_inline int
+xiw_sgl_walk(struct xiw_device *xdev, struct ib_pd *pd,
+	     const struct xiw_sge *sge, unsigned int num_sge, u32 off, u32 len,
+	     int access, int (*fn)(void *priv, void *kaddr, unsigned int len),
+	     void *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < num_sge && len; i++, sge++) {
+		struct xiw_mr *mr;
+		u32 n;
+		int rv;
+
+		if (off >= sge->length) {
+			off -= sge->length;
+			continue;
+		}
+		n = min(len, sge->length - off);
+		if (xiw_mr_lookup(xdev, pd, sge->lkey, access, sge->laddr + off,
+				  n, &mr) != XIW_ACC_OK)
+			return -EACCES;
+		rv = xiw_mr_walk(mr, sge->laddr + off, n, fn, priv);
+		xiw_mr_put(mr);
+		if (rv)
+			return -EACCES;
+		len -= n;
+		off = 0;
+	}
+	return len ? -EINVAL : 0;
+}
 
 #endif /* _XIW_MEM_H */
