@@ -102,9 +102,9 @@ static int xiw_rx_copy_piece(void *priv, void *kaddr, unsigned int len)
 }
 
 /* Write @len octets to @stag at @to after checking it. */
-static enum xiw_proto_err xiw_rx_place_tagged(struct xiw_conn *conn, u32 stag,
-					      u64 to, const u8 *data, u32 len,
-					      int access)
+static __always_inline enum xiw_proto_err
+xiw_rx_place_tagged(struct xiw_conn *conn, u32 stag, u64 to, const u8 *data,
+		    u32 len, int access)
 {
 	struct xiw_qp *qp = conn->qp;
 	struct xiw_rx_copy cp = { .conn = conn, .src = data };
@@ -554,7 +554,7 @@ static bool xiw_rx_is_rtr(struct xiw_conn *conn)
 }
 
 /* Header of a new segment: check it against the queues it addresses. */
-static enum xiw_proto_err xiw_rx_hdr(struct xiw_conn *conn)
+static __always_inline enum xiw_proto_err xiw_rx_hdr(struct xiw_conn *conn)
 {
 	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
 
@@ -595,8 +595,8 @@ static enum xiw_proto_err xiw_rx_hdr(struct xiw_conn *conn)
 }
 
 /* Payload of the current segment, @len octets at segment offset @off. */
-static enum xiw_proto_err xiw_rx_data(struct xiw_conn *conn, const u8 *data,
-				      u32 len, u32 off)
+static __always_inline enum xiw_proto_err
+xiw_rx_data(struct xiw_conn *conn, const u8 *data, u32 len, u32 off)
 {
 	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
 	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
@@ -747,7 +747,7 @@ static enum xiw_proto_err xiw_rx_read_resp_end(struct xiw_conn *conn)
 }
 
 /* The current segment is complete and its CRC verified. */
-static enum xiw_proto_err xiw_rx_end(struct xiw_conn *conn)
+static __always_inline enum xiw_proto_err xiw_rx_end(struct xiw_conn *conn)
 {
 	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
 	enum xiw_proto_err err = XIW_OK;
@@ -858,14 +858,14 @@ bool xiw_qp_rx_resume(struct xiw_conn *conn)
 }
 
 /* The current segment is complete, its CRC verified: count it. */
-static void xiw_rx_seg_count(struct xiw_conn *conn)
+static __always_inline void xiw_rx_seg_count(struct xiw_conn *conn)
 {
 	atomic64_inc(&conn->qp->xdev->stats.rx_fpdus);
 	trace_xiw_fpdu_rx(xiw_qp_id(conn->qp), &conn->rx.hdr,
 			  conn->rx.data_len);
 }
 
-static enum xiw_proto_err xiw_rx_seg_end(struct xiw_conn *conn)
+static __always_inline enum xiw_proto_err xiw_rx_seg_end(struct xiw_conn *conn)
 {
 	xiw_rx_seg_count(conn);
 	return xiw_rx_end(conn);

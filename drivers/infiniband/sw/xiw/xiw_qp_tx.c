@@ -55,8 +55,8 @@ static void xiw_tx_zc_put_pages(struct bio_vec *bv, unsigned int n)
 }
 
 /* Hand @buf[*off..len) to TCP; -EAGAIN when the socket is full. */
-static int xiw_tx_push_kvec(struct xiw_conn *conn, u8 *buf, size_t *off,
-			    size_t len, bool more)
+static __always_inline int xiw_tx_push_kvec(struct xiw_conn *conn, u8 *buf,
+					    size_t *off, size_t len, bool more)
 {
 	while (*off < len) {
 		struct msghdr msg = {
@@ -270,7 +270,7 @@ static int xiw_tx_buf_grow(struct xiw_conn *conn, u32 cap)
  * batched behind, and a pages batch, whose pieces in tx_vec do point
  * into it, starts only once it is full grown (xiw_tx_pages_ok()).
  */
-static int xiw_tx_buf_room(struct xiw_conn *conn, size_t ulpdu)
+static __always_inline int xiw_tx_buf_room(struct xiw_conn *conn, size_t ulpdu)
 {
 	size_t need;
 
@@ -325,7 +325,7 @@ static int xiw_tx_frame(struct xiw_conn *conn, const struct xiw_rdmap_hdr *h,
  * Room for an FPDU of @h and @plen octets of payload behind what tx_buf
  * holds.  Under tx_mutex, before copy_lock: tx_buf may be reallocated.
  */
-static int xiw_tx_place_room(struct xiw_conn *conn, u32 plen)
+static __always_inline int xiw_tx_place_room(struct xiw_conn *conn, u32 plen)
 {
 	return xiw_tx_buf_room(conn, XIW_RDMAP_HDR_MAX + plen);
 }
@@ -337,8 +337,9 @@ static int xiw_tx_place_room(struct xiw_conn *conn, u32 plen)
  * Return: where the payload goes, NULL if @h cannot be built or the FPDU
  * would not fit.
  */
-static u8 *xiw_tx_place_hdr(struct xiw_conn *conn,
-			    const struct xiw_rdmap_hdr *h, u32 plen, size_t *hl)
+static __always_inline u8 *xiw_tx_place_hdr(struct xiw_conn *conn,
+					    const struct xiw_rdmap_hdr *h,
+					    u32 plen, size_t *hl)
 {
 	u8 *f = conn->tx_buf + conn->tx_len;
 	size_t room = conn->tx_buf_cap - conn->tx_len;
@@ -353,8 +354,9 @@ static u8 *xiw_tx_place_hdr(struct xiw_conn *conn,
 }
 
 /* The payload is in place: pad and CRC, and the FPDU joins the batch. */
-static void xiw_tx_place_end(struct xiw_conn *conn,
-			     const struct xiw_rdmap_hdr *h, size_t hl, u32 plen)
+static __always_inline void xiw_tx_place_end(struct xiw_conn *conn,
+					     const struct xiw_rdmap_hdr *h,
+					     size_t hl, u32 plen)
 {
 	u8 *f = conn->tx_buf + conn->tx_len;
 	u8 trl[MPA_ALIGN + MPA_CRC_LEN];
@@ -375,7 +377,7 @@ static void xiw_tx_place_end(struct xiw_conn *conn,
 }
 
 /* Largest payload of one segment with a header of @op. */
-static u32 xiw_tx_max_payload(struct xiw_conn *conn, u8 op)
+static __always_inline u32 xiw_tx_max_payload(struct xiw_conn *conn, u8 op)
 {
 	const struct xiw_rdmap_opinfo *info = xiw_rdmap_op_lookup(op);
 	u32 mss = READ_ONCE(tcp_sk(conn->sock->sk)->mss_cache);
@@ -469,8 +471,9 @@ static int xiw_tx_copy_mr(struct xiw_mr *mr, u64 addr, u8 *buf, u32 len)
  * into @buf, checking every local STag.  Caller holds conn->copy_lock and
  * owns the request (tx_sqe_active).
  */
-static int xiw_tx_gather(struct xiw_conn *conn, const struct xiw_ksqe *sqe,
-			 u32 off, u8 *buf, u32 len)
+static __always_inline int xiw_tx_gather(struct xiw_conn *conn,
+					 const struct xiw_ksqe *sqe, u32 off,
+					 u8 *buf, u32 len)
 {
 	struct xiw_qp *qp = conn->qp;
 	struct xiw_tx_copy cp = { .dst = buf };
@@ -1768,7 +1771,7 @@ static int xiw_tx_send(struct xiw_conn *conn, bool more)
 }
 
 /* Before the engine stops: the batch in tx_buf goes to TCP.  false: dead. */
-static bool xiw_tx_end_batch(struct xiw_conn *conn)
+static __always_inline bool xiw_tx_end_batch(struct xiw_conn *conn)
 {
 	int rv = conn->tx_len ? xiw_tx_send(conn, false) : 0;
 
