@@ -122,8 +122,9 @@ xiw_rx_place_tagged(struct xiw_conn *conn, u32 stag, u64 to, const u8 *data,
 }
 
 /* Write @len octets at offset @off of a receive work request's buffers. */
-static int xiw_rx_place_rqe(struct xiw_conn *conn, const struct xiw_krqe *rqe,
-			    u32 off, const u8 *data, u32 len)
+static __always_inline int xiw_rx_place_rqe(struct xiw_conn *conn,
+					    const struct xiw_krqe *rqe, u32 off,
+					    const u8 *data, u32 len)
 {
 	struct xiw_qp *qp = conn->qp;
 	struct xiw_rx_copy cp = { .conn = conn, .src = data };
@@ -149,7 +150,8 @@ static u32 xiw_rqe_length(const struct xiw_krqe *rqe)
  * copy_lock.  Return: 0, or -EINVAL for a malformed user receive (taken
  * off the ring and completed in error here).
  */
-static int xiw_rx_send_bind(struct xiw_conn *conn, struct xiw_ddp_queue *q)
+static __always_inline int xiw_rx_send_bind(struct xiw_conn *conn,
+					    struct xiw_ddp_queue *q)
 {
 	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
 	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
@@ -890,9 +892,8 @@ static bool xiw_rx_is_send_last(struct xiw_conn *conn)
  * holds.  @data: @len octets at segment offset @off.  The caller counts
  * the message (xiw_rx_send_done()) unless this fails.
  */
-static enum xiw_proto_err xiw_rx_send_last_locked(struct xiw_conn *conn,
-						  const u8 *data, u32 len,
-						  u32 off)
+static __always_inline enum xiw_proto_err
+xiw_rx_send_last_locked(struct xiw_conn *conn, const u8 *data, u32 len, u32 off)
 {
 	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
 	const struct xiw_rdmap_hdr *h = &conn->rx.hdr;
@@ -917,7 +918,7 @@ static enum xiw_proto_err xiw_rx_send_last_locked(struct xiw_conn *conn,
 }
 
 /* A plain Send has ended, placed and completed: the next MSN is due. */
-static void xiw_rx_send_done(struct xiw_conn *conn)
+static __always_inline void xiw_rx_send_done(struct xiw_conn *conn)
 {
 	struct xiw_rx_untagged *ut = &conn->rx_ut[RDMAP_QN_SEND];
 
