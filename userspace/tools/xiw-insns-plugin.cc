@@ -14,6 +14,17 @@
 // instant can lose one of the two, which is rare and shows as a few
 // instructions in thousands.  tests/vm/bench-focus (BENCH_INSNS) loads
 // it; xiw-insns-report reads what it writes.
+//
+// With trace=1 it records instead, per vCPU, the sequence of blocks each
+// one ran from the first mark on, and writes it at every mark to
+// OUT.N.cpuC (C = the vCPU): one little-endian 64-bit word per block,
+// the block's instruction count in the top 16 bits, the low 48 bits of
+// its address below; a run of user-space blocks is one word of address 0
+// (their instructions summed, up to 65535 a word).  xiw-insns-report
+// --path reads these.  A callback per block: the guest runs several
+// times slower than with the counters.
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -21,6 +32,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "xiw_qemu_plugin.h"
 
@@ -50,9 +62,59 @@ std::uint64_t mark;
 std::string out = "xiw-insns";
 unsigned seq;
 
+// Trace mode: each vCPU appends to its own words under its own lock,
+// which the mark's dump, on whichever vCPU ran the mark, takes to write
+// them out.  A vCPU past kTraceVcpus is not traced.
+constexpr unsigned kTraceVcpus = 16;
+constexpr std::size_t kTraceMax = std::size_t(1) << 26;	// words per vCPU and dump
+constexpr std::uint64_t kAddrMask = (std::uint64_t(1) << 48) - 1;
+
+struct Trace {
+	std::mutex lock;	// words, dropped
+	std::vector<std::uint64_t> words;
+	std::uint64_t dropped = 0;
+};
+
+bool trace;
+std::atomic<bool> tracing;	// from the first mark on
+Trace traces[kTraceVcpus];
+
+// Trace mode's dump, under the plugin's lock (which guards @seq).
+void dump_trace()
+{
+	for (unsigned c = 0; c < kTraceVcpus; c++) {
+		std::string path = out + "." + std::to_string(seq) + ".cpu" + std::to_string(c);
+		std::lock_guard<std::mutex> g(traces[c].lock);
+		auto &t = traces[c];
+		std::FILE *f;
+
+		if (t.dropped)
+			std::fprintf(stderr, "xiw-insns-plugin: %s: %llu blocks past %zu not recorded\n",
+				     path.c_str(), (unsigned long long)t.dropped, kTraceMax);
+		t.dropped = 0;
+		if (t.words.empty())
+			continue;
+		f = std::fopen(path.c_str(), "wb");
+		if (!f || std::fwrite(t.words.data(), sizeof(std::uint64_t), t.words.size(), f) !=
+			  t.words.size())
+			std::fprintf(stderr, "xiw-insns-plugin: cannot write %s\n", path.c_str());
+		if (f)
+			std::fclose(f);
+		t.words.clear();
+	}
+	seq++;
+	tracing = true;
+}
+
 void dump(unsigned int, void *)
 {
 	std::lock_guard<std::mutex> g(lock);
+
+	if (trace) {
+		dump_trace();
+		return;
+	}
+
 	std::string path = out + "." + std::to_string(seq++);
 	std::FILE *f = std::fopen(path.c_str(), "w");
 
@@ -70,6 +132,32 @@ void dump(unsigned int, void *)
 		std::fprintf(stderr, "xiw-insns-plugin: cannot write %s\n", path.c_str());
 }
 
+// Trace mode: vCPU @vcpu ran a block whose record (see the top) is
+// @word.  Its own lock is uncontended but while a mark writes it out.
+void ran(unsigned int vcpu, void *word)
+{
+	std::uint64_t w = reinterpret_cast<std::uintptr_t>(word);
+
+	if (vcpu >= kTraceVcpus || !tracing.load(std::memory_order_relaxed))
+		return;
+
+	auto &t = traces[vcpu];
+	std::lock_guard<std::mutex> g(t.lock);
+	auto &s = t.words;
+
+	// A user-space block joins the user run before it.
+	if (!(w & kAddrMask) && !s.empty() && !(s.back() & kAddrMask) &&
+	    (s.back() >> 48) + (w >> 48) <= 0xffff) {
+		s.back() += w;
+		return;
+	}
+	if (s.size() >= kTraceMax) {
+		t.dropped++;
+		return;
+	}
+	s.push_back(w);
+}
+
 void translated(qemu_plugin_id_t, qemu_plugin_tb *tb)
 {
 	std::uint64_t va = qemu_plugin_tb_vaddr(tb);
@@ -78,6 +166,15 @@ void translated(qemu_plugin_id_t, qemu_plugin_tb *tb)
 	if (va == mark) {
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, dump, QEMU_PLUGIN_CB_NO_REGS,
 						     nullptr);
+		return;
+	}
+	if (trace) {
+		std::uint64_t w = std::min<std::uint64_t>(n, 0xffff) << 48;
+
+		if (va >= kKernelBase)
+			w |= va & kAddrMask;
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, ran, QEMU_PLUGIN_CB_NO_REGS,
+						     reinterpret_cast<void *>(std::uintptr_t(w)));
 		return;
 	}
 	if (va < kKernelBase)
@@ -106,6 +203,8 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *, int argc,
 			mark = std::strtoull(a.c_str() + 5, nullptr, 0);
 		} else if (a.starts_with("out=")) {
 			out = a.substr(4);
+		} else if (a == "trace=1") {
+			trace = true;
 		} else {
 			std::fprintf(stderr, "xiw-insns-plugin: unknown argument '%s'\n",
 				     a.c_str());

@@ -5,6 +5,12 @@
 // one, each resolved against the kallsyms of the boot it ran in.
 //
 // usage: xiw-insns-report --rounds N [--top N] LABEL=KSYMS:DUMP:KSYMS:DUMP...
+//        xiw-insns-report --path [--top N] LABEL=KSYMS:START:GATE:END:TRACE,...
+//
+// With --path, the traces of xiw-insns-plugin's trace mode: the kernel
+// instructions a vCPU runs from one symbol (the driver's post_send) to
+// another (its first copy into the peer's memory), the critical path of
+// a ping-pong.
 #include "xiw_cli.h"
 
 #include <algorithm>
@@ -22,12 +28,14 @@ namespace {
 
 const xiw::cli::Usage kUsage = {
 	"xiw-insns-report",
-	"usage: xiw-insns-report --rounds N [--top N] LABEL=KSYMS:DUMP:KSYMS:DUMP...\n",
+	"usage: xiw-insns-report --rounds N [--top N] LABEL=KSYMS:DUMP:KSYMS:DUMP...\n"
+	"       xiw-insns-report --path [--top N] LABEL=KSYMS:START:GATE:END:TRACE,...\n",
 	"NAME\n"
 	"    xiw-insns-report - kernel instructions per round trip, per symbol\n"
 	"\n"
 	"SYNOPSIS\n"
 	"    xiw-insns-report --rounds N [--top N] LABEL=KSYMS:DUMP:KSYMS:DUMP...\n"
+	"    xiw-insns-report --path [--top N] LABEL=KSYMS:START:GATE:END:TRACE,...\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    Each LABEL names one point of one driver (\"xiw ib_send_lat\"): the\n"
@@ -42,8 +50,18 @@ const xiw::cli::Usage kUsage = {
 	"    --top (default 40) symbols with the largest count in any LABEL,\n"
 	"    one column per LABEL.\n"
 	"\n"
+	"    With --path, each LABEL's files are the per-vCPU traces of one\n"
+	"    run (xiw-insns-plugin trace=1) and the symbols of its boot.  In\n"
+	"    each trace a window opens where the vCPU enters START and closes\n"
+	"    at its next entry of END, after one of GATE if GATE is not empty;\n"
+	"    a return to user space first discards it.  Prints per LABEL the\n"
+	"    windows, the median and mean of their instructions and blocks\n"
+	"    and each module's share, then the table of symbols as above, in\n"
+	"    instructions per window.\n"
+	"\n"
 	"OPTIONS\n"
 	"    --rounds N   round trips the long runs have more (1..10^9)\n"
+	"    --path       the files are traces (above)\n"
 	"    --top N      symbols in the table (0..100000)\n"
 	"\n"
 	"EXIT STATUS\n"
@@ -110,6 +128,80 @@ bool ReadCounts(const std::string &path, const Symbols &syms,
 	return in.eof();
 }
 
+// The address of the symbol named @name (without its [module]), 0 if none.
+unsigned long long AddressOf(const Symbols &syms, const std::string &name)
+{
+	for (const auto &[va, sym] : syms.by_addr)
+		if (sym == name || (sym.starts_with(name) && sym[name.size()] == ' '))
+			return va;
+	return 0;
+}
+
+struct PathStats {
+	std::vector<double> insns, blocks;	// per window
+	std::map<std::string, double> per_sym;	// summed over the windows
+};
+
+// The windows of one trace (see the usage), added to @st.
+bool ReadPath(const std::string &path, const Symbols &syms, unsigned long long start,
+	      unsigned long long gate, unsigned long long end, PathStats *st)
+{
+	constexpr unsigned long long kMask = (1ULL << 48) - 1, kHigh = ~kMask;
+	std::ifstream in(path, std::ios::binary);
+	std::map<unsigned long long, const std::string *> names;
+	std::map<std::string, double> win;
+	bool open = false, gated = false;
+	double insns = 0, blocks = 0;
+	unsigned long long w;
+
+	if (!in)
+		return false;
+	while (in.read(reinterpret_cast<char *>(&w), sizeof(w))) {
+		unsigned long long va = w & kMask, n = w >> 48;
+
+		if (!va) {
+			open = false;	// back in user space
+			continue;
+		}
+		va |= kHigh;
+		if (va == start) {
+			open = true;
+			gated = !gate;
+			insns = blocks = 0;
+			win.clear();
+		}
+		if (!open)
+			continue;
+		if (va == gate)
+			gated = true;
+		if (gated && va == end) {
+			st->insns.push_back(insns);
+			st->blocks.push_back(blocks);
+			for (const auto &[sym, v] : win)
+				st->per_sym[sym] += v;
+			open = false;
+			continue;
+		}
+
+		auto &nm = names[va];
+
+		if (!nm)
+			nm = &syms.at(va);
+		win[*nm] += double(n);
+		insns += double(n);
+		blocks++;
+	}
+	return in.eof();
+}
+
+double Median(std::vector<double> v)
+{
+	if (v.empty())
+		return 0;
+	std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+	return v[v.size() / 2];
+}
+
 std::string Module(const std::string &sym)
 {
 	auto sp = sym.find(' ');
@@ -128,12 +220,17 @@ int main(int argc, char **argv)
 {
 	uint64_t rounds = 0, top = 40;
 	std::vector<std::string> specs;
+	bool path = false;
 
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
 
 		if (a == "-h" || a == "--help")
 			xiw::cli::help(kUsage);
+		if (a == "--path") {
+			path = true;
+			continue;
+		}
 		if (a == "--rounds" || a == "--top") {
 			if (i + 1 >= argc)
 				xiw::cli::usage_error(kUsage, a + " needs a value");
@@ -147,14 +244,99 @@ int main(int argc, char **argv)
 			xiw::cli::usage_error(kUsage, "unknown option '" + a + "'");
 		specs.push_back(a);
 	}
-	if (!rounds)
-		xiw::cli::usage_error(kUsage, "--rounds is required");
+	if (!rounds && !path)
+		xiw::cli::usage_error(kUsage, "--rounds or --path is required");
+	if (rounds && path)
+		xiw::cli::usage_error(kUsage, "--rounds and --path exclude each other");
 	if (specs.empty())
-		xiw::cli::usage_error(kUsage, "no LABEL=KSYMS:DUMP:KSYMS:DUMP");
+		xiw::cli::usage_error(kUsage, path ? "no LABEL=KSYMS:START:GATE:END:TRACE,..." :
+						     "no LABEL=KSYMS:DUMP:KSYMS:DUMP");
 
 	std::vector<Point> points;
 
 	for (const auto &spec : specs) {
+		if (!path)
+			continue;
+
+		auto eq = spec.find('=');
+		std::vector<std::string> f;
+		std::string rest = eq == std::string::npos ? "" : spec.substr(eq + 1);
+
+		for (size_t p = 0, c; p <= rest.size() && f.size() < 4; p = c + 1) {
+			c = rest.find(':', p);
+			if (c == std::string::npos || f.size() == 3)
+				c = rest.size();
+			f.push_back(rest.substr(p, c - p));
+		}
+		if (eq == std::string::npos || eq == 0 || f.size() != 4 || f[3].empty())
+			xiw::cli::usage_error(kUsage, "'" + spec + "' is not LABEL=KSYMS:START:GATE:END:TRACE,...");
+
+		// f[3] is END:TRACE,TRACE...
+		auto c = f[3].find(':');
+		std::string end_sym = f[3].substr(0, c);
+		std::string traces = c == std::string::npos ? "" : f[3].substr(c + 1);
+		Symbols syms;
+
+		if (!ReadSymbols(f[0], &syms)) {
+			std::cerr << "xiw-insns-report: cannot read " << f[0] << "\n";
+			return 1;
+		}
+
+		unsigned long long start = AddressOf(syms, f[1]), end = AddressOf(syms, end_sym);
+		unsigned long long gate = f[2].empty() ? 0 : AddressOf(syms, f[2]);
+
+		if (!start || !end || (!f[2].empty() && !gate)) {
+			std::cerr << "xiw-insns-report: " << f[0] << " has no";
+			for (const auto &[va, nm] : { std::pair{ start, f[1] }, std::pair{ gate, f[2] },
+						      std::pair{ end, end_sym } })
+				if (!va && !nm.empty())
+					std::cerr << " " << nm;
+			std::cerr << "\n";
+			return 1;
+		}
+
+		PathStats st;
+
+		for (size_t p = 0, q; p < traces.size(); p = q + 1) {
+			q = traces.find(',', p);
+			if (q == std::string::npos)
+				q = traces.size();
+
+			std::string t = traces.substr(p, q - p);
+
+			if (!ReadPath(t, syms, start, gate, end, &st)) {
+				std::cerr << "xiw-insns-report: cannot read " << t << "\n";
+				return 1;
+			}
+		}
+		if (st.insns.empty()) {
+			std::cerr << "xiw-insns-report: " << spec.substr(0, eq) << ": no window from "
+				  << f[1] << " to " << end_sym << "\n";
+			return 1;
+		}
+
+		double nwin = double(st.insns.size()), mean = 0;
+		std::map<std::string, double> mods;
+
+		for (double v : st.insns)
+			mean += v / nwin;
+		for (auto &[sym, v] : st.per_sym) {
+			v /= nwin;
+			mods[Module(sym)] += v;
+		}
+		std::printf("%s: %zu windows, %.0f instructions (mean %.0f) in %.0f blocks from %s to %s",
+			    spec.substr(0, eq).c_str(), st.insns.size(), Median(st.insns), mean,
+			    Median(st.blocks), f[1].c_str(), end_sym.c_str());
+		for (const auto &[m, v] : mods)
+			if (std::fabs(v) >= mean / 100)
+				std::printf(", %s %.0f", m.c_str(), v);
+		std::printf("\n");
+		points.push_back({ spec.substr(0, eq), std::move(st.per_sym) });
+	}
+
+	for (const auto &spec : specs) {
+		if (path)
+			break;
 		auto eq = spec.find('=');
 		std::vector<std::string> f;
 		std::string rest = eq == std::string::npos ? "" : spec.substr(eq + 1);
@@ -187,6 +369,9 @@ int main(int argc, char **argv)
 	for (const auto &p : points) {
 		std::map<std::string, double> mods;
 		double total = 0;
+
+		if (path)
+			break;	// printed above
 
 		for (const auto &[sym, v] : p.per_rt) {
 			mods[Module(sym)] += v;
