@@ -371,59 +371,6 @@ int xiw_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *base_mr)
 }
 
 /**
- * xiw_mr_get - find the MR of an STag and take a reference
- * @xdev: device
- * @stag: STag (index and key must both match)
- *
- * Any context.  Inline in the lookups of the data path.
- *
- * Return: the MR, to be released with xiw_mr_put(), or NULL.
- */
-static __always_inline struct xiw_mr *
-xiw_mr_get(struct xiw_device *xdev, u32 stag)
-{
-	struct xiw_mr *mr;
-
-	rcu_read_lock();
-	mr = xa_load(&xdev->mem_xa, stag >> 8);
-	if (mr && !kref_get_unless_zero(&mr->ref))
-		mr = NULL;
-	rcu_read_unlock();
-
-	if (mr && READ_ONCE(mr->stag) != stag) {
-		xiw_mr_put(mr);
-		mr = NULL;
-	}
-	return mr;
-}
-
-/* xiw_mr_check(), inline in xiw_mr_lookup(). */
-static __always_inline enum xiw_access_result
-__xiw_mr_check(struct xiw_mr *mr, struct ib_pd *pd, int access, u64 addr,
-	       u64 len)
-{
-	u64 end, mr_end;
-
-	/* Pairs with smp_store_release() in xiw_mr_fast_reg(). */
-	if (!smp_load_acquire(&mr->valid))
-		return XIW_ACC_INVALIDATED;
-	if (mr->pd != pd)
-		return XIW_ACC_PD_MISMATCH;
-	if ((READ_ONCE(mr->access) & access) != access)
-		return XIW_ACC_RIGHTS;
-	if (len && addr + (len - 1) < addr)
-		return XIW_ACC_WRAP;
-	if (check_add_overflow(addr, len, &end))
-		return XIW_ACC_BOUNDS;
-	if (mr->kind == XIW_MR_DMA)
-		return XIW_ACC_OK;
-	mr_end = READ_ONCE(mr->va) + READ_ONCE(mr->length);
-	if (addr < READ_ONCE(mr->va) || end > mr_end)
-		return XIW_ACC_BOUNDS;
-	return XIW_ACC_OK;
-}
-
-/**
  * xiw_mr_check - check an access to an MR
  * @mr: the MR
  * @pd: protection domain of the accessing QP
@@ -458,21 +405,9 @@ enum xiw_access_result xiw_mr_lookup(struct xiw_device *xdev,
 				     struct ib_pd *pd, u32 stag, int access,
 				     u64 addr, u64 len, struct xiw_mr **mrp)
 {
-	enum xiw_access_result res;
-	struct xiw_mr *mr;
-
-	*mrp = NULL;
-	mr = xiw_mr_get(xdev, stag);
-	if (!mr)
-		return XIW_ACC_BAD_STAG;
-	res = __xiw_mr_check(mr, pd, access, addr, len);
-	if (res != XIW_ACC_OK) {
-		xiw_mr_put(mr);
-		return res;
-	}
-	*mrp = mr;
-	return XIW_ACC_OK;
+	return __xiw_mr_lookup(xdev, pd, stag, access, addr, len, mrp);
 }
+EXPORT_SYMBOL_IF_KUNIT(xiw_mr_lookup);
 
 struct xiw_copy_ctx {
 	u8 *buf;

@@ -112,8 +112,8 @@ xiw_rx_place_tagged(struct xiw_conn *conn, u32 stag, u64 to, const u8 *data,
 	struct xiw_mr *mr;
 	int rv;
 
-	res = xiw_mr_lookup(qp->xdev, qp->base_qp.pd, stag, access, to, len,
-			    &mr);
+	res = __xiw_mr_lookup(qp->xdev, qp->base_qp.pd, stag, access, to, len,
+			      &mr);
 	if (res != XIW_ACC_OK)
 		return xiw_rx_tagged_err(res);
 	rv = xiw_mr_walk(mr, to, len, xiw_rx_copy_piece, &cp);

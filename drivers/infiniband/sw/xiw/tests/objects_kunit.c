@@ -809,8 +809,61 @@ static void xiw_mr_check_table(struct kunit *test)
 					  c->want_access, c->addr, c->len));
 }
 
+/*
+ * An STag's index reserved by a registration still in progress holds a
+ * zero entry: the lookup finds no MR there, and returns (the xarray's
+ * retry loop retries zero entries; a lookup that turned them into NULL
+ * only after it spun forever, on a post or a peer's guessed STag).
+ * Once the MR is in, the STag's key decides.
+ */
+static void xiw_kunit_mr_release(struct kref *ref)
+{
+	complete(&container_of(ref, struct xiw_mr, ref)->released);
+}
+
+static void xiw_mr_lookup_reserved_index(struct kunit *test)
+{
+	struct xiw_device *xdev = kunit_kzalloc(test, sizeof(*xdev), GFP_KERNEL);
+	struct ib_pd *pd = kunit_kzalloc(test, sizeof(*pd), GFP_KERNEL);
+	struct xiw_mr *mr = kunit_kzalloc(test, sizeof(*mr), GFP_KERNEL);
+	struct xiw_mr *found;
+	u32 idx;
+
+	KUNIT_ASSERT_NOT_NULL(test, xdev);
+	KUNIT_ASSERT_NOT_NULL(test, pd);
+	KUNIT_ASSERT_NOT_NULL(test, mr);
+	xa_init_flags(&xdev->mem_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	KUNIT_ASSERT_EQ(test, 0, xa_alloc_irq(&xdev->mem_xa, &idx, NULL,
+					      XA_LIMIT(1, 1000), GFP_KERNEL));
+	KUNIT_EXPECT_EQ(test, (int)XIW_ACC_BAD_STAG,
+			(int)xiw_mr_lookup(xdev, pd, idx << 8 | 0x5a, 0, 0, 0,
+					   &found));
+	KUNIT_EXPECT_NULL(test, found);
+
+	mr->pd = pd;
+	mr->kind = XIW_MR_DMA;
+	mr->valid = true;
+	mr->stag = idx << 8 | 0x5a;
+	kref_init(&mr->ref);
+	init_completion(&mr->released);
+	xa_store_irq(&xdev->mem_xa, idx, mr, GFP_KERNEL);
+	KUNIT_EXPECT_EQ(test, (int)XIW_ACC_BAD_STAG,
+			(int)xiw_mr_lookup(xdev, pd, idx << 8 | 0x5b, 0, 0, 0,
+					   &found));
+	KUNIT_EXPECT_EQ(test, (int)XIW_ACC_OK,
+			(int)xiw_mr_lookup(xdev, pd, idx << 8 | 0x5a, 0, 0, 0,
+					   &found));
+	KUNIT_EXPECT_PTR_EQ(test, found, mr);
+	if (found == mr)
+		KUNIT_EXPECT_FALSE(test, kref_put(&mr->ref, xiw_kunit_mr_release));
+	/* The lookups' references are all back: only the owner's is left. */
+	KUNIT_EXPECT_EQ(test, 1U, kref_read(&mr->ref));
+	xa_destroy(&xdev->mem_xa);
+}
+
 static struct kunit_case xiw_mr_cases[] = {
 	KUNIT_CASE_PARAM(xiw_mr_check_table, xiw_mr_check_gen_params),
+	KUNIT_CASE(xiw_mr_lookup_reserved_index),
 	{}
 };
 
