@@ -69,7 +69,8 @@ static __always_inline int xiw_tx_push_kvec(struct xiw_conn *conn, u8 *buf,
 		};
 		int rv;
 
-		rv = kernel_sendmsg(conn->sock, &msg, &kv, 1, kv.iov_len);
+		iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &kv, 1, kv.iov_len);
+		rv = sock_sendmsg(conn->sock, &msg);
 		if (rv < 0)
 			return rv;
 		*off += rv;
