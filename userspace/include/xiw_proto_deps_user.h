@@ -57,6 +57,9 @@ typedef uint64_t __le64;
 #ifndef unlikely
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #endif
+#ifndef __always_inline
+#define __always_inline	inline __attribute__((__always_inline__))
+#endif
 
 /*
  * crc32c() with the kernel's signature and contract.  isa-l's

@@ -161,26 +161,6 @@ enum xiw_proto_err xiw_fpdu_build(struct xiw_tx *tx,
 	return XIW_OK;
 }
 
-/**
- * xiw_fpdu_trailer() - pad and CRC field for a zero-copy, marker-free FPDU
- * @crc: running CRC over ULPDU_Length and the ULPDU (from XIW_CRC_SEED)
- * @crc_on: CRC is in use (else the field is zero)
- * @ulpdu_len: ULPDU_Length
- * @out: pad octets followed by the CRC field
- *
- * Return: octets written to @out (4 to 7).
- */
-size_t xiw_fpdu_trailer(u32 crc, bool crc_on, u32 ulpdu_len,
-			u8 out[MPA_ALIGN + MPA_CRC_LEN])
-{
-	u32 pad = xiw_mpa_pad_len(ulpdu_len);
-
-	memset(out, 0, MPA_ALIGN + MPA_CRC_LEN);
-	if (crc_on)
-		xiw_crc_put(xiw_crc_update(crc, out, pad), out + pad);
-	return pad + MPA_CRC_LEN;
-}
-
 /* ---- receive ---------------------------------------------------------- */
 
 /**
@@ -203,7 +183,9 @@ void xiw_rx_init(struct xiw_rx *rx, bool crc, bool markers, u32 stream_pos,
 	rx->crc_state = XIW_CRC_SEED;
 }
 
-static void xiw_rx_eat(struct xiw_rx *rx, const u8 *p, size_t n, bool covered)
+/* Inline: on the way of every header, payload and trailer. */
+static __always_inline void xiw_rx_eat(struct xiw_rx *rx, const u8 *p,
+				       size_t n, bool covered)
 {
 	if (rx->crc && covered)
 		rx->crc_state = xiw_crc_run(rx->crc_fn, rx->crc_ctx,
@@ -394,9 +376,10 @@ enum xiw_proto_err xiw_rx_take_whole(struct xiw_rx *rx, const u8 *p,
 	rx->stream_pos += all;
 	rx->octets += all;
 	rx->data_off = rx->data_len;
-	memcpy(rx->trl, p + rx->data_len, rx->trl_need);
 	rx->trl_got = rx->trl_need;
 	if (rx->crc) {
+		/* Only a CRC error's report reads the trailer back. */
+		memcpy(rx->trl, p + rx->data_len, rx->trl_need);
 		rx->crc_state = xiw_crc_run(rx->crc_fn, rx->crc_ctx,
 					    rx->crc_state, p, covered);
 		if (xiw_crc_get(p + covered) != rx->crc_state) {

@@ -28,7 +28,7 @@
 #define RSP	XIW_RDMAP_DIR_RESPONSE
 #define CTL	XIW_RDMAP_DIR_CONTROL
 
-static const struct xiw_rdmap_opinfo xiw_rdmap_ops[RDMAP_OP_COUNT] = {
+const struct xiw_rdmap_opinfo xiw_rdmap_ops[RDMAP_OP_COUNT] = {
 	OPT(RDMAP_OP_WRITE, "RDMA Write", 5040, RDMAP_QN_NONE, REQ,
 	    true, false, false, false, 0),
 	OPU(RDMAP_OP_READ_REQ, "RDMA Read Request", 5040, RDMAP_QN_READ_REQ,
@@ -99,51 +99,6 @@ u64 xiw_atomic_apply(const struct xiw_atomic_req *ar, u64 orig)
 	return (orig & ~ar->data_mask) | (ar->data & ar->data_mask);
 }
 
-/**
- * xiw_rdmap_op_lookup() - static properties of an RDMAP opcode
- * @opcode: 4 bit opcode
- *
- * Return: the table entry, or NULL for a reserved opcode.
- */
-const struct xiw_rdmap_opinfo *xiw_rdmap_op_lookup(u8 opcode)
-{
-	if (opcode >= RDMAP_OP_COUNT || !xiw_rdmap_ops[opcode].name)
-		return NULL;
-	return &xiw_rdmap_ops[opcode];
-}
-
-/**
- * xiw_ddp_ctrl_check() - validate the first two header octets
- * @ddp_ctrl: DDP control octet (T, L, reserved, DV)
- * @rdmap_ctrl: RDMAP control octet (RV, reserved, opcode)
- * @info: set to the opcode properties on success
- *
- * Checks, in this order: DDP version, RDMAP version, known opcode, and
- * that the T flag matches the opcode's buffer model. Reserved bits are
- * not checked (RFC 5041 sec 4.2: ignored on receive).
- *
- * Return: %XIW_OK or the matching DDP/RDMAP error.
- */
-enum xiw_proto_err xiw_ddp_ctrl_check(u8 ddp_ctrl, u8 rdmap_ctrl,
-				      const struct xiw_rdmap_opinfo **info)
-{
-	const struct xiw_rdmap_opinfo *oi;
-	bool tagged = !!(ddp_ctrl & DDP_FLAG_T);
-
-	*info = NULL;
-	if ((ddp_ctrl & DDP_DV_MASK) != DDP_VERSION)
-		return tagged ? XIW_ERR_DDP_T_VERSION : XIW_ERR_DDP_UT_VERSION;
-	if (((rdmap_ctrl & RDMAP_RV_MASK) >> RDMAP_RV_SHIFT) != RDMAP_VERSION)
-		return XIW_ERR_RDMAP_VERSION;
-	oi = xiw_rdmap_op_lookup(rdmap_ctrl & RDMAP_OPCODE_MASK);
-	if (!oi)
-		return XIW_ERR_RDMAP_OPCODE;
-	if (oi->tagged != tagged)
-		return XIW_ERR_RDMAP_OPCODE_MODEL;
-	*info = oi;
-	return XIW_OK;
-}
-
 static void xiw_read_req_decode(const u8 *p, struct xiw_read_req *rr)
 {
 	rr->sink_stag = xiw_get_be32(p + RDMAP_RR_SINK_STAG_OFF);
@@ -191,12 +146,14 @@ static void xiw_atomic_req_encode(const struct xiw_atomic_req *ar, u8 *p)
  * @p: the ULPDU (DDP control octet first, no ULPDU_Length), at least
  *	@oi->hdr_len octets
  * @oi: what xiw_ddp_ctrl_check() returned for @p's control octets
- * @h: decoded header
+ * @h: decoded header: every field but the union, and of the union the
+ *	member @p's opcode carries; the rest of the union is left as it was
  *
  * The checks of xiw_rdmap_hdr_parse() after the control octets and the
  * length: queue number, L=1 and MO=0 of single-segment messages, Atomic
  * Request operation and alignment.  For a caller that has checked the
- * control octets already (the deframer, on its way to the header's end).
+ * control octets already (the deframer, on its way to the header's end,
+ * which decodes every segment's header into the same struct).
  *
  * Return: %XIW_OK or the first error found.
  */
@@ -206,7 +163,6 @@ enum xiw_proto_err xiw_rdmap_hdr_decode(const u8 *p,
 {
 	const u8 *r;
 
-	memset(h, 0, sizeof(*h));
 	h->tagged = oi->tagged;
 	h->last = !!(p[DDP_CTRL_OFF] & DDP_FLAG_L);
 	h->ddp_version = DDP_VERSION;
@@ -215,8 +171,14 @@ enum xiw_proto_err xiw_rdmap_hdr_decode(const u8 *p,
 	if (h->tagged) {
 		h->stag = xiw_get_be32(p + DDP_TAGGED_STAG_OFF);
 		h->to = xiw_get_be64(p + DDP_TAGGED_TO_OFF);
+		h->rsvdulp = 0;
+		h->qn = 0;
+		h->msn = 0;
+		h->mo = 0;
 		r = p + DDP_TAGGED_HDR_LEN;
 	} else {
+		h->stag = 0;
+		h->to = 0;
 		h->rsvdulp = xiw_get_be32(p + DDP_UNTAGGED_RSVDULP2_OFF);
 		h->qn = xiw_get_be32(p + DDP_UNTAGGED_QN_OFF);
 		h->msn = xiw_get_be32(p + DDP_UNTAGGED_MSN_OFF);

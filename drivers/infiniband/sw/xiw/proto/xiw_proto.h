@@ -528,10 +528,61 @@ struct xiw_rdmap_hdr {
 	} u;
 };
 
-const struct xiw_rdmap_opinfo *xiw_rdmap_op_lookup(u8 opcode);
+/* Indexed by opcode; a reserved opcode's entry has no name. */
+extern const struct xiw_rdmap_opinfo xiw_rdmap_ops[RDMAP_OP_COUNT];
+
+/*
+ * The two below are inline: every FPDU sent and received asks them, and
+ * a call costs about as much as what they do.
+ */
+
+/**
+ * xiw_rdmap_op_lookup() - static properties of an RDMAP opcode
+ * @opcode: 4 bit opcode
+ *
+ * Return: the table entry, or NULL for a reserved opcode.
+ */
+static inline const struct xiw_rdmap_opinfo *xiw_rdmap_op_lookup(u8 opcode)
+{
+	if (opcode >= RDMAP_OP_COUNT || !xiw_rdmap_ops[opcode].name)
+		return NULL;
+	return &xiw_rdmap_ops[opcode];
+}
+
+/**
+ * xiw_ddp_ctrl_check() - validate the first two header octets
+ * @ddp_ctrl: DDP control octet (T, L, reserved, DV)
+ * @rdmap_ctrl: RDMAP control octet (RV, reserved, opcode)
+ * @info: set to the opcode properties on success
+ *
+ * Checks, in this order: DDP version, RDMAP version, known opcode, and
+ * that the T flag matches the opcode's buffer model. Reserved bits are
+ * not checked (RFC 5041 sec 4.2: ignored on receive).
+ *
+ * Return: %XIW_OK or the matching DDP/RDMAP error.
+ */
+static inline enum xiw_proto_err
+xiw_ddp_ctrl_check(u8 ddp_ctrl, u8 rdmap_ctrl,
+		   const struct xiw_rdmap_opinfo **info)
+{
+	const struct xiw_rdmap_opinfo *oi;
+	bool tagged = !!(ddp_ctrl & DDP_FLAG_T);
+
+	*info = NULL;
+	if ((ddp_ctrl & DDP_DV_MASK) != DDP_VERSION)
+		return tagged ? XIW_ERR_DDP_T_VERSION : XIW_ERR_DDP_UT_VERSION;
+	if (((rdmap_ctrl & RDMAP_RV_MASK) >> RDMAP_RV_SHIFT) != RDMAP_VERSION)
+		return XIW_ERR_RDMAP_VERSION;
+	oi = xiw_rdmap_op_lookup(rdmap_ctrl & RDMAP_OPCODE_MASK);
+	if (!oi)
+		return XIW_ERR_RDMAP_OPCODE;
+	if (oi->tagged != tagged)
+		return XIW_ERR_RDMAP_OPCODE_MODEL;
+	*info = oi;
+	return XIW_OK;
+}
+
 u64 xiw_atomic_apply(const struct xiw_atomic_req *ar, u64 orig);
-enum xiw_proto_err xiw_ddp_ctrl_check(u8 ddp_ctrl, u8 rdmap_ctrl,
-				      const struct xiw_rdmap_opinfo **info);
 enum xiw_proto_err xiw_rdmap_hdr_decode(const u8 *p,
 					const struct xiw_rdmap_opinfo *oi,
 					struct xiw_rdmap_hdr *h);
@@ -670,8 +721,28 @@ enum xiw_proto_err xiw_fpdu_build(struct xiw_tx *tx,
 				  const struct xiw_slice *ulpdu,
 				  unsigned int nslices, u8 *out, size_t cap,
 				  size_t *out_len);
-size_t xiw_fpdu_trailer(u32 crc, bool crc_on, u32 ulpdu_len,
-			u8 out[MPA_ALIGN + MPA_CRC_LEN]);
+
+/**
+ * xiw_fpdu_trailer() - pad and CRC field for a zero-copy, marker-free FPDU
+ * @crc: running CRC over ULPDU_Length and the ULPDU (from XIW_CRC_SEED)
+ * @crc_on: CRC is in use (else the field is zero)
+ * @ulpdu_len: ULPDU_Length
+ * @out: pad octets followed by the CRC field
+ *
+ * Inline: every FPDU sent ends with it.
+ *
+ * Return: octets written to @out (4 to 7).
+ */
+static inline size_t xiw_fpdu_trailer(u32 crc, bool crc_on, u32 ulpdu_len,
+				      u8 out[MPA_ALIGN + MPA_CRC_LEN])
+{
+	u32 pad = xiw_mpa_pad_len(ulpdu_len);
+
+	memset(out, 0, MPA_ALIGN + MPA_CRC_LEN);
+	if (crc_on)
+		xiw_crc_put(xiw_crc_update(crc, out, pad), out + pad);
+	return pad + MPA_CRC_LEN;
+}
 
 /**
  * enum xiw_rx_state - where the deframer is inside the current FPDU
@@ -759,8 +830,9 @@ struct xiw_rx_event {
  * @hdr: decoded header of the current segment (valid after EV_HDR)
  * @data_off: payload octets handed out so far
  * @data_len: payload length of the current segment
- * @trl: pad and CRC octets
- * @trl_got: octets in @trl
+ * @trl: pad and CRC octets (of a segment taken whole by
+ *	xiw_rx_take_whole(), only where the CRC is on)
+ * @trl_got: octets of the trailer taken
  * @trl_need: pad + 4
  * @segments: completed segments (progress counter)
  * @octets: octets consumed (progress counter, markers included)
