@@ -214,6 +214,87 @@ struct Point {
 	std::map<std::string, double> per_rt;	// symbol -> instructions per round trip
 };
 
+// One --path LABEL: its windows' summary printed, its symbols in @point.
+// Return: 0, or 1 if a file could not be read or has no window.
+int PathPoint(const std::string &spec, Point *point)
+{
+	auto eq = spec.find('=');
+	std::vector<std::string> f;
+	std::string rest = eq == std::string::npos ? "" : spec.substr(eq + 1);
+
+	for (size_t p = 0, c; p <= rest.size() && f.size() < 4; p = c + 1) {
+		c = rest.find(':', p);
+		if (c == std::string::npos || f.size() == 3)
+			c = rest.size();
+		f.push_back(rest.substr(p, c - p));
+	}
+	if (eq == std::string::npos || eq == 0 || f.size() != 4 || f[3].empty())
+		xiw::cli::usage_error(kUsage, "'" + spec + "' is not LABEL=KSYMS:START:GATE:END:TRACE,...");
+
+	// f[3] is END:TRACE,TRACE...
+	auto c = f[3].find(':');
+	std::string end_sym = f[3].substr(0, c);
+	std::string traces = c == std::string::npos ? "" : f[3].substr(c + 1);
+	Symbols syms;
+
+	if (!ReadSymbols(f[0], &syms)) {
+		std::cerr << "xiw-insns-report: cannot read " << f[0] << "\n";
+		return 1;
+	}
+
+	unsigned long long start = AddressOf(syms, f[1]), end = AddressOf(syms, end_sym);
+	unsigned long long gate = f[2].empty() ? 0 : AddressOf(syms, f[2]);
+
+	if (!start || !end || (!f[2].empty() && !gate)) {
+		std::cerr << "xiw-insns-report: " << f[0] << " has no";
+		for (const auto &[va, nm] : { std::pair{ start, f[1] }, std::pair{ gate, f[2] },
+					      std::pair{ end, end_sym } })
+			if (!va && !nm.empty())
+				std::cerr << " " << nm;
+		std::cerr << "\n";
+		return 1;
+	}
+
+	PathStats st;
+
+	for (size_t p = 0, q; p < traces.size(); p = q + 1) {
+		q = traces.find(',', p);
+		if (q == std::string::npos)
+			q = traces.size();
+
+		std::string t = traces.substr(p, q - p);
+
+		if (!ReadPath(t, syms, start, gate, end, &st)) {
+			std::cerr << "xiw-insns-report: cannot read " << t << "\n";
+			return 1;
+		}
+	}
+	if (st.insns.empty()) {
+		std::cerr << "xiw-insns-report: " << spec.substr(0, eq) << ": no window from "
+			  << f[1] << " to " << end_sym << "\n";
+		return 1;
+	}
+
+	double nwin = double(st.insns.size()), mean = 0;
+	std::map<std::string, double> mods;
+
+	for (double v : st.insns)
+		mean += v / nwin;
+	for (auto &[sym, v] : st.per_sym) {
+		v /= nwin;
+		mods[Module(sym)] += v;
+	}
+	std::printf("%s: %zu windows, %.0f instructions (mean %.0f) in %.0f blocks from %s to %s",
+		    spec.substr(0, eq).c_str(), st.insns.size(), Median(st.insns), mean,
+		    Median(st.blocks), f[1].c_str(), end_sym.c_str());
+	for (const auto &[m, v] : mods)
+		if (std::fabs(v) >= mean / 100)
+			std::printf(", %s %.0f", m.c_str(), v);
+	std::printf("\n");
+	*point = { spec.substr(0, eq), std::move(st.per_sym) };
+	return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
@@ -256,82 +337,9 @@ int main(int argc, char **argv)
 
 	for (const auto &spec : specs) {
 		if (!path)
-			continue;
-
-		auto eq = spec.find('=');
-		std::vector<std::string> f;
-		std::string rest = eq == std::string::npos ? "" : spec.substr(eq + 1);
-
-		for (size_t p = 0, c; p <= rest.size() && f.size() < 4; p = c + 1) {
-			c = rest.find(':', p);
-			if (c == std::string::npos || f.size() == 3)
-				c = rest.size();
-			f.push_back(rest.substr(p, c - p));
-		}
-		if (eq == std::string::npos || eq == 0 || f.size() != 4 || f[3].empty())
-			xiw::cli::usage_error(kUsage, "'" + spec + "' is not LABEL=KSYMS:START:GATE:END:TRACE,...");
-
-		// f[3] is END:TRACE,TRACE...
-		auto c = f[3].find(':');
-		std::string end_sym = f[3].substr(0, c);
-		std::string traces = c == std::string::npos ? "" : f[3].substr(c + 1);
-		Symbols syms;
-
-		if (!ReadSymbols(f[0], &syms)) {
-			std::cerr << "xiw-insns-report: cannot read " << f[0] << "\n";
+			break;
+		if (PathPoint(spec, &points.emplace_back()))
 			return 1;
-		}
-
-		unsigned long long start = AddressOf(syms, f[1]), end = AddressOf(syms, end_sym);
-		unsigned long long gate = f[2].empty() ? 0 : AddressOf(syms, f[2]);
-
-		if (!start || !end || (!f[2].empty() && !gate)) {
-			std::cerr << "xiw-insns-report: " << f[0] << " has no";
-			for (const auto &[va, nm] : { std::pair{ start, f[1] }, std::pair{ gate, f[2] },
-						      std::pair{ end, end_sym } })
-				if (!va && !nm.empty())
-					std::cerr << " " << nm;
-			std::cerr << "\n";
-			return 1;
-		}
-
-		PathStats st;
-
-		for (size_t p = 0, q; p < traces.size(); p = q + 1) {
-			q = traces.find(',', p);
-			if (q == std::string::npos)
-				q = traces.size();
-
-			std::string t = traces.substr(p, q - p);
-
-			if (!ReadPath(t, syms, start, gate, end, &st)) {
-				std::cerr << "xiw-insns-report: cannot read " << t << "\n";
-				return 1;
-			}
-		}
-		if (st.insns.empty()) {
-			std::cerr << "xiw-insns-report: " << spec.substr(0, eq) << ": no window from "
-				  << f[1] << " to " << end_sym << "\n";
-			return 1;
-		}
-
-		double nwin = double(st.insns.size()), mean = 0;
-		std::map<std::string, double> mods;
-
-		for (double v : st.insns)
-			mean += v / nwin;
-		for (auto &[sym, v] : st.per_sym) {
-			v /= nwin;
-			mods[Module(sym)] += v;
-		}
-		std::printf("%s: %zu windows, %.0f instructions (mean %.0f) in %.0f blocks from %s to %s",
-			    spec.substr(0, eq).c_str(), st.insns.size(), Median(st.insns), mean,
-			    Median(st.blocks), f[1].c_str(), end_sym.c_str());
-		for (const auto &[m, v] : mods)
-			if (std::fabs(v) >= mean / 100)
-				std::printf(", %s %.0f", m.c_str(), v);
-		std::printf("\n");
-		points.push_back({ spec.substr(0, eq), std::move(st.per_sym) });
 	}
 
 	for (const auto &spec : specs) {
