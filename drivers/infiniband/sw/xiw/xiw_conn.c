@@ -686,6 +686,36 @@ static void xiw_conn_kick_tx_beside(struct xiw_conn *conn)
 }
 
 /*
+ * A kernel consumer's post, which its worker takes: the consumer may post
+ * from any context, and the engine sleeps.  Where that worker runs
+ * follows the posts its last run took.  A consumer that waits for each
+ * (one post a run: the NVMe host at queue depth 1, the target answering
+ * it) gets the worker of the CPU it posts from, which runs once the
+ * poster is done; one on another CPU costs an interrupt, often an idle
+ * CPU's wakeup, and the completion then wakes the poster across CPUs
+ * again.  A consumer that streams (several posts a run) gets a worker
+ * beside it, which frames while it goes on posting, as a streaming user
+ * QP does.
+ */
+static void xiw_conn_kick_tx_kernel(struct xiw_conn *conn)
+{
+	unsigned int cpu;
+
+	if (atomic_inc_return(&conn->tx_kposts) > 1) {
+		xiw_conn_kick_tx(conn);	/* queued already, or running */
+		return;
+	}
+	if (READ_ONCE(conn->tx_kstream)) {
+		xiw_conn_kick_tx_beside(conn);
+		return;
+	}
+	cpu = raw_smp_processor_id();
+	if (READ_ONCE(conn->tx_cpu) != cpu)
+		WRITE_ONCE(conn->tx_cpu, cpu);
+	xiw_conn_kick_tx(conn);
+}
+
+/*
  * New send work.  The doorbell of a user QP (a post_send system call)
  * runs the transmit engine right in the caller when the consumer waits
  * for the result (a signalled work request): handing it to a worker
@@ -696,7 +726,7 @@ static void xiw_conn_kick_tx_beside(struct xiw_conn *conn)
  * only when the kernel has taken the previous SQE, posts on without a
  * system call while the worker frames whole batches into one sendmsg().
  * Kernel consumers may post from any context and always go through the
- * worker.
+ * worker (xiw_conn_kick_tx_kernel()).
  */
 static void xiw_conn_sq_kick(struct xiw_qp *qp)
 {
@@ -724,7 +754,10 @@ static void xiw_conn_sq_kick(struct xiw_qp *qp)
 			goto out;
 		}
 	}
-	xiw_conn_kick_tx(conn);
+	if (qp->kernel_verbs)
+		xiw_conn_kick_tx_kernel(conn);
+	else
+		xiw_conn_kick_tx(conn);
 out:
 	xiw_conn_put_user(conn);
 }

@@ -326,7 +326,11 @@ struct xiw_conn_step {
  * @state: enum xiw_conn_state; written by xiw_conn_event() only, under
  *	@lock, read anywhere with READ_ONCE()
  * @tx_cpu: CPU @tx_work runs on; a streaming doorbell may move it away
- *	from the poster's CPU (READ_ONCE/WRITE_ONCE)
+ *	from the poster's CPU, a kernel consumer that waits for each post
+ *	brings it to the poster's (READ_ONCE/WRITE_ONCE)
+ * @tx_kposts: a kernel QP's posts since its worker last ran
+ * @tx_kstream: the worker's last run took more than one post of a kernel
+ *	QP: its consumer streams (xiw_conn_kick_tx_kernel())
  * @tx_work: transmit engine (xiw_qp_tx.c)
  * @tx_mutex: held while the transmit engine runs, by @tx_work or by the
  *	doorbell of a user QP running it in the caller's context; guards the
@@ -469,6 +473,8 @@ struct xiw_conn {
 	void (*saved_write_space)(struct sock *sk);
 	enum xiw_conn_state state;
 	int tx_cpu;
+	atomic_t tx_kposts;
+	bool tx_kstream;
 	struct work_struct tx_work;
 	struct mutex tx_mutex;		/* the transmit engine */
 	unsigned long tx_deferred;

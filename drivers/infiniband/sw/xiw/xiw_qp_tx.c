@@ -721,7 +721,8 @@ out:
  * once, or through the ordered queue while older ones wait there.
  * Return: 0, or -EBUSY when the queue is full (try again when kicked).
  */
-static int xiw_tx_sqe_done(struct xiw_conn *conn, enum xiw_wc_status status)
+static int __xiw_tx_sqe_done(struct xiw_conn *conn,
+			     enum xiw_wc_status status)
 {
 	struct xiw_tx_pq *pq = conn->tx_pq;
 	struct xiw_tx_pend *p;
@@ -774,6 +775,29 @@ static int xiw_tx_sqe_done(struct xiw_conn *conn, enum xiw_wc_status status)
 	if (p && p->zc)
 		xiw_ubuf_put(&p->ubuf);	/* the engine's reference */
 	return 0;
+}
+
+/*
+ * The engine's completion of its send work request, in task context.  A
+ * kernel CQ polled in softirq (IB_POLL_SOFTIRQ, the NVMe host's) has its
+ * completion handler raise that poll; raised from a task with bottom
+ * halves on, it waits for ksoftirqd's wakeup and a context switch.  For a
+ * consumer that waits for each post (xiw_conn_kick_tx_kernel()) bottom
+ * halves are off around the completion, and the poll runs at
+ * local_bh_enable(), right here.  A streaming one's polls are left to
+ * ksoftirqd, which takes their completions in batches.
+ */
+static int xiw_tx_sqe_done(struct xiw_conn *conn, enum xiw_wc_status status)
+{
+	int rv;
+
+	if (!conn->qp->kernel_verbs || READ_ONCE(conn->tx_kstream))
+		return __xiw_tx_sqe_done(conn, status);
+	lockdep_assert_irqs_enabled();
+	local_bh_disable();
+	rv = __xiw_tx_sqe_done(conn, status);
+	local_bh_enable();
+	return rv;
 }
 
 /*
@@ -1865,6 +1889,16 @@ void xiw_qp_tx_work(struct work_struct *work)
 {
 	struct xiw_conn *conn = container_of(work, struct xiw_conn, tx_work);
 
+	/*
+	 * The posts this run takes (see xiw_conn_kick_tx_kernel()); a run
+	 * kicked for other reasons (room in the socket again) says nothing.
+	 */
+	if (conn->qp->kernel_verbs) {
+		int posts = atomic_xchg(&conn->tx_kposts, 0);
+
+		if (posts)
+			WRITE_ONCE(conn->tx_kstream, posts > 1);
+	}
 	mutex_lock(&conn->tx_mutex);
 	xiw_qp_tx_run(conn);
 	mutex_unlock(&conn->tx_mutex);
