@@ -31,7 +31,7 @@ help:
 	@echo 'make check             the gating tier, what CI runs (tests/selftests/tiers)'
 	@echo 'make check-full        every test there is'
 	@echo 'make demo              boot a VM, create xiw devices, show them'
-	@echo 'make bench             xiw vs siw vs TCP on veth 1500/9000, lo and a two-VM wire, plus the protocol core (report in bench/results/)'
+	@echo 'make bench             xiw vs siw vs TCP on veth 1500/9000, lo and a two-VM wire, NVMe-oF against NVMe/TCP, plus the protocol core (report in bench/results/)'
 	@echo 'make bench-focus       a few perftest points, xiw and siw in turns, dummy and veth topologies (BENCH_POINTS, BENCH_PROFILE=1; BENCH_INSNS=N counts instructions, BENCH_PATH=N traces the critical path, BENCH_NVME=N counts an NVMe-oF read)'
 	@echo 'make bench-proto       the protocol core microbenchmarks (BENCH_ARGS= passes Google Benchmark flags)'
 	@echo 'make bench-storage     NVMe-oF, iSER, SMB Direct throughput, xiw vs siw in a VM (KVER=6.12 or debug)'

@@ -2,20 +2,24 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Guest half of the NVMe section of `make bench` (tests/vm/bench,
-# topologies nvme and nvme9000): NVMe over Fabrics on xiw, on siw and
-# NVMe/TCP, the alternative a user would pick, between two guests.
+# topologies nvme, nvme9000 and nvmedummy): NVMe over Fabrics on xiw, on
+# siw and NVMe/TCP, the alternative a user would pick.
 #
 #   BENCH_ROLE=a|b BENCH_WIRE_MAC=MAC bench-nvme-guest.sh OUT
+#   BENCH_ROLE=local bench-nvme-guest.sh OUT
 #
 # The kernel's NVMe target and host open their RDMA CM IDs and TCP
 # sockets in the initial network namespace, so within one guest the two
-# would talk over lo whatever netdev carried their addresses.  Across the
+# talk over lo whatever netdev carries their addresses.  Across the
 # two-VM wire (tests/vm/run --wire) they cannot: guest a (BENCH_ROLE=a,
 # 192.0.2.1) exports a null_blk device (memory_backed=0: it stores
 # nothing, so the fabric and its consumers are what is measured), guest b
 # (192.0.2.2) connects to it and runs fio.  The NIC whose address is
 # BENCH_WIRE_MAC is the wire, at MTU BENCH_MTU (1500); the environment is
-# bench-guest.sh's for its wire topology.
+# bench-guest.sh's for its wire topology.  BENCH_ROLE=local is both in
+# one guest, on a dummy netdev with 192.0.2.1 (the TCP over lo): no
+# other guest's scheduling in the way, the topology that ranks the
+# transports' cost per I/O.
 #
 # In each of BENCH_REPS (3) repetitions each transport takes its turn on
 # the same NIC: xiw (nvme-rdma, an xiw device at each end), siw
@@ -57,16 +61,27 @@ exec 3>&2
 log() { echo "bench-nvme-$role: $*" >&3; }
 put() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$out"; }
 
+# serves: this guest exports the namespace; hosts: it connects and runs
+# fio.
+serves() { [ "$role" != b ]; }
+hosts() { [ "$role" != a ]; }
+
 case $role in
-a) me=$A ;;
+a | local) me=$A ;;
 b) me=$B ;;
-*) log "BENCH_ROLE must be a or b"; exit 2 ;;
+*) log "BENCH_ROLE must be a, b or local"; exit 2 ;;
 esac
 
-nic=$(wire_nic "$mac")
-[ -n "$nic" ] || { log "no NIC with address $mac"; put - setup 0 0 fail "no wire NIC"; exit 1; }
-ip link set "$nic" down
-ip link set "$nic" name wire0 && nic=wire0
+if [ "$role" = local ]; then
+	modprobe dummy
+	nic=bnv0
+	ip link add $nic type dummy || { put - setup 0 0 fail "no dummy netdev"; exit 1; }
+else
+	nic=$(wire_nic "$mac")
+	[ -n "$nic" ] || { log "no NIC with address $mac"; put - setup 0 0 fail "no wire NIC"; exit 1; }
+	ip link set "$nic" down
+	ip link set "$nic" name wire0 && nic=wire0
+fi
 ip addr add $me/24 dev $nic
 ip link set $nic mtu "${BENCH_MTU:-1500}" up
 ip link set lo up
@@ -74,22 +89,27 @@ mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 modprobe rdma_cm
 modprobe xiw
 modprobe siw || log "no siw module: its turns fail"
-if [ "$role" = a ]; then
+if serves; then
 	[ ! -d /sys/module/null_blk ] || rmmod null_blk
 	modprobe null_blk nr_devices=1 gb=1 bs=4096 || { put - setup 0 0 fail "no null_blk"; exit 1; }
 	modprobe nvmet_rdma && modprobe nvmet_tcp ||
 		{ put - setup 0 0 fail "no nvmet_rdma or nvmet_tcp"; exit 1; }
-else
+fi
+if hosts; then
 	modprobe nvme_rdma && modprobe nvme_tcp ||
 		{ put - setup 0 0 fail "no nvme_rdma or nvme_tcp"; exit 1; }
 fi
-for _ in $(seq 60); do
-	ping -c 1 -W 2 "$([ "$role" = a ] && echo $B || echo $A)" >/dev/null 2>&1 && break
-done
-log "wire $nic, MTU $(cat /sys/class/net/$nic/mtu)"
+if [ "$role" != local ]; then
+	for _ in $(seq 60); do
+		ping -c 1 -W 2 "$([ "$role" = a ] && echo $B || echo $A)" >/dev/null 2>&1 && break
+	done
+fi
+log "$nic, MTU $(cat /sys/class/net/$nic/mtu)"
 
-# meet PORT: the other guest is at the same point (or the run is over).
+# meet PORT: the other guest is at the same point (or the run is over);
+# in one guest there is none to wait for.
 meet() {
+	[ "$role" != local ] || return 0
 	wire_meet "$role" $A "$1" 900 && return 0
 	put "${tr:-setup}" meet "$1" 0 fail "guest $role: the other guest did not come"
 	log "the other guest did not come to port $1: giving up"
@@ -173,7 +193,7 @@ for rep in $(seq "$reps"); do
 			put "$tr" setup 0 "$rep" fail "guest $role: rdma link add failed"
 			ok=0
 		fi
-		if [ "$role" = a ] && ((ok)); then
+		if serves && ((ok)); then
 			if [ "$tr" = tcp ]; then
 				nvmet_up tcp $NQN $PORTID $A 4420 /dev/nullb0 >/dev/null
 			else
@@ -182,12 +202,13 @@ for rep in $(seq "$reps"); do
 		fi
 		log "rep $rep: $tr"
 		meet $((port + 1))
-		[ "$role" = b ] && ((ok)) && host_turn "$rep"
+		hosts && ((ok)) && host_turn "$rep"
 		meet $((port + 2))
-		[ "$role" = a ] && nvmet_rdma_down $NQN $PORTID
+		serves && nvmet_rdma_down $NQN $PORTID
 		dev_down
 	done
 done
-[ "$role" = a ] && rmmod null_blk
+serves && rmmod null_blk
+[ "$role" != local ] || ip link del $nic
 log "done: $(grep -c . "$out") lines, $(grep -c "	fail	" "$out") failures"
 exit 0

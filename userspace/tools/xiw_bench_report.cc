@@ -80,6 +80,9 @@ std::string Describe(const std::string &name)
 	if (name == "nvme" || name == "nvme9000")
 		return std::string("NVMe over Fabrics against NVMe/TCP across the two-VM wire, MTU ") +
 		       (name == "nvme" ? "1500" : "9000");
+	if (name == "nvmedummy")
+		return "NVMe over Fabrics against NVMe/TCP in one guest: target and host on a dummy "
+		       "netdev, the TCP over lo";
 	if (name.empty())
 		return "Results";
 	return name;
@@ -250,11 +253,17 @@ public:
 		  << verdict << " |\n";
 	}
 
-	void NvmeSection(std::ostream &o, Tally *t) const
+	void NvmeSection(std::ostream &o, const std::string &name, Tally *t) const
 	{
-		o << "null_blk exported by nvmet in guest a, fio in guest b (O_DIRECT, libaio):\n"
-		  << "nvme-rdma on xiw, nvme-rdma on siw, nvme-tcp, in turns on the same NICs.\n\n"
-		  << "| fio | xiw | siw | NVMe/TCP | xiw/siw | xiw/TCP | target | |\n"
+		if (name == "nvmedummy")
+			o << "null_blk exported by nvmet and fio in the same guest (O_DIRECT, libaio):\n"
+			  << "nvme-rdma on xiw, nvme-rdma on siw, nvme-tcp, in turns on the same "
+			     "netdev.\n\n";
+		else
+			o << "null_blk exported by nvmet in guest a, fio in guest b (O_DIRECT, libaio):\n"
+			  << "nvme-rdma on xiw, nvme-rdma on siw, nvme-tcp, in turns on the same "
+			     "NICs.\n\n";
+		o << "| fio | xiw | siw | NVMe/TCP | xiw/siw | xiw/TCP | target | |\n"
 		  << "|---|---|---|---|---|---|---|---|\n";
 		NvmeRow(o, "4 KiB random read, QD 1, p50 latency (us)", "nvme-randread-qd1", 4096,
 			"lat_p50_us", 1, false, false, t);
@@ -328,7 +337,7 @@ public:
 	void Section(std::ostream &o, const std::string &name, Tally *t) const
 	{
 		if (IsNvme())
-			return NvmeSection(o, t);
+			return NvmeSection(o, name, t);
 
 		double tcp = Med("tcp", "iperf3", 0, "tcp_MBps");
 		double tcpz = Med("tcp", "iperf3-Z", 0, "tcp_MBps");
