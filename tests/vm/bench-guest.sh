@@ -444,11 +444,14 @@ cpu_point() {
 
 # SIZE TOOL: iterations that keep one run short under TCG.  Small messages
 # get many: at 1000 the 64 B rate of one run moved by 40% between
-# repetitions.  The latency tools run BENCH_LAT_ITERS round trips.
+# repetitions.  From 64 KiB BENCH_BIG_ITERS (200), from 1 MiB
+# BENCH_MIB_ITERS (20): ten times more did not narrow the spread between
+# repetitions (performance.rst).  The latency tools run BENCH_LAT_ITERS
+# round trips.
 iters_for() {
 	if [[ $2 == *_lat ]]; then echo "${BENCH_LAT_ITERS:-5000}"
-	elif [ "$1" -ge 1048576 ]; then echo 20
-	elif [ "$1" -ge 65536 ]; then echo 200
+	elif [ "$1" -ge 1048576 ]; then echo "${BENCH_MIB_ITERS:-20}"
+	elif [ "$1" -ge 65536 ]; then echo "${BENCH_BIG_ITERS:-200}"
 	else echo "${BENCH_SMALL_ITERS:-10000}"
 	fi
 }
