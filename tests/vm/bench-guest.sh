@@ -336,6 +336,15 @@ insns_mark() {
 	marks=$((marks + 1))
 }
 
+# positive V...: every V a decimal above zero (perftest prints inf, nan
+# or 0.00 when its cycle count under TCG went wrong).
+positive() {
+	local v
+	for v; do
+		[[ $v =~ ^[0-9]*\.?[0-9]+$ ]] && [[ $v =~ [1-9] ]] || return 1
+	done
+}
+
 # perf DRIVER TOOL SIZE REP ITERS: one perftest run; records its numbers.
 perf() {
 	local tool=$2 size=$3 rep=$4 iters=$5 cl=/tmp/bench.cl line ok=1
@@ -386,7 +395,7 @@ perf() {
 	*_bw)
 		# bytes iterations BW_peak BW_average MsgRate
 		set -- $line
-		if [ "$(awk -v b="$4" 'BEGIN { print (b > 0) }')" != 1 ]; then
+		if ! positive "$4"; then
 			record "$drv" "$tool" "$size" "$rep" fail "perftest reported $4 MB/s"
 			sed 's/^/bench:   /' "$cl" | tail -n 12 >&2
 			return
@@ -397,6 +406,11 @@ perf() {
 	*_lat)
 		# bytes iterations t_min t_max t_typical t_avg t_stdev p99 p99.9
 		set -- $line
+		if ! positive "$5" "$6"; then
+			record "$drv" "$tool" "$size" "$rep" fail "perftest reported $5 us typical, $6 us average"
+			sed 's/^/bench:   /' "$cl" | tail -n 12 >&2
+			return
+		fi
 		record "$drv" "$tool" "$size" "$rep" lat_typ_us "$5"
 		record "$drv" "$tool" "$size" "$rep" lat_avg_us "$6"
 		;;

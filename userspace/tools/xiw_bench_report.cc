@@ -540,8 +540,11 @@ bool parse(const std::string &path, Data *d, std::string *why)
 		}
 		auto v = xiw::cli::parse_double(f[5], -DBL_MAX, DBL_MAX);
 		if (!v) {
-			*why = path + ":" + std::to_string(lineno) + ": not a number: " + f[5];
-			return false;
+			// A tool's own garbage (perftest's "inf" under TCG) is a
+			// failed run, listed as such; the rest still makes a report.
+			d->failures.push_back({ f[0], f[1], f[4] + " was '" + f[5] + "', not a number",
+						long(*size), int(*rep) });
+			continue;
 		}
 		if (f[4] == "cpu_s" || f[4] == "bytes") {
 			Work &w = d->work[{ f[0], f[1], long(*size), int(*rep) }];
