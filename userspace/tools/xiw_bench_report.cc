@@ -255,14 +255,13 @@ public:
 
 	void NvmeSection(std::ostream &o, const std::string &name, Tally *t) const
 	{
-		if (name == "nvmedummy")
-			o << "null_blk exported by nvmet and fio in the same guest (O_DIRECT, libaio):\n"
-			  << "nvme-rdma on xiw, nvme-rdma on siw, nvme-tcp, in turns on the same "
-			     "netdev.\n\n";
-		else
-			o << "null_blk exported by nvmet in guest a, fio in guest b (O_DIRECT, libaio):\n"
-			  << "nvme-rdma on xiw, nvme-rdma on siw, nvme-tcp, in turns on the same "
-			     "NICs.\n\n";
+		bool local = name == "nvmedummy";
+
+		o << "null_blk exported by nvmet "
+		  << (local ? "and fio in the same guest" : "in guest a, fio in guest b")
+		  << " (O_DIRECT, libaio):\n"
+		  << "nvme-rdma on xiw, nvme-rdma on siw, nvme-tcp, in turns on the same "
+		  << (local ? "netdev" : "NICs") << ".\n\n";
 		o << "| fio | xiw | siw | NVMe/TCP | xiw/siw | xiw/TCP | target | |\n"
 		  << "|---|---|---|---|---|---|---|---|\n";
 		NvmeRow(o, "4 KiB random read, QD 1, p50 latency (us)", "nvme-randread-qd1", 4096,
