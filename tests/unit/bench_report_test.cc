@@ -3,9 +3,9 @@
 // control characters and non-UTF-8 bytes included, comes back from a JSON
 // parser as written (or as U+FFFD for bytes that are not UTF-8), the
 // numbers and medians are those of the input, every topology gets its
-// section with its targets tallied, CPU time per GB adds up both guests'
-// time repetition by repetition, and a prefix with quotes in it stays one
-// gnuplot string.
+// section with its targets tallied, CPU time per GB and TCP's losses add
+// up both guests' counts repetition by repetition, and a prefix with
+// quotes in it stays one gnuplot string.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -341,6 +341,74 @@ TEST(BenchReport, CpuPerGbAddsBothGuestsRepetitionByRepetition)
 	EXPECT_NE(std::string::npos,
 		  md.find("| xiw-perf-send | 3.50 | 8.00 | 0.44x | <= 1.00x | met |"))
 		<< md;
+}
+
+// TCP's losses: both guests' counts of one run add up; only the runs
+// that lost something are listed, each with its own result; a run
+// without counters (an older file) gives no such section.
+TEST(BenchReport, TcpLossesAddBothGuestsAndListTheirRuns)
+{
+	TempFile a("tcp-a.tsv", "xiw\tib_read_bw\t65536\t2\ttcp_retrans_segs\t3\n"
+				"xiw\tib_read_bw\t65536\t2\ttcp_rtos\t1\n"
+				"xiw\tib_read_bw\t65536\t2\ttcp_win_probes\t0\n");
+	TempFile b("tcp-b.tsv", "xiw\tib_read_bw\t65536\t1\tbw_MBps\t400\n"
+				"xiw\tib_read_bw\t65536\t1\ttcp_retrans_segs\t0\n"
+				"xiw\tib_read_bw\t65536\t1\ttcp_rtos\t0\n"
+				"xiw\tib_read_bw\t65536\t1\ttcp_win_probes\t0\n"
+				"xiw\tib_read_bw\t65536\t2\tbw_MBps\t61.5\n"
+				"xiw\tib_read_bw\t65536\t2\ttcp_retrans_segs\t2\n"
+				"xiw\tib_read_bw\t65536\t2\ttcp_rtos\t0\n"
+				"xiw\tib_read_bw\t65536\t2\ttcp_win_probes\t0\n"
+				"siw\tib_send_lat\t64\t1\tlat_typ_us\t30.25\n"
+				"siw\tib_send_lat\t64\t1\ttcp_retrans_segs\t0\n"
+				"siw\tib_send_lat\t64\t1\ttcp_rtos\t0\n"
+				"siw\tib_send_lat\t64\t1\ttcp_win_probes\t4\n");
+	Data d;
+	std::string why;
+
+	ASSERT_TRUE(xiw::bench::parse(a.path, &d, &why)) << why;
+	ASSERT_TRUE(xiw::bench::parse(b.path, &d, &why)) << why;
+	ASSERT_EQ(3u, d.tcp.size());
+	// The counters are not measurements of their own.
+	EXPECT_EQ(2u, d.values.size());
+
+	std::string md = xiw::bench::markdown({ { "wire", d } }, "k", "d", "");
+	EXPECT_NE(std::string::npos, md.find("probed a closed window in 2 of 3 runs")) << md;
+	EXPECT_NE(std::string::npos, md.find("| ib_read_bw, 64 KiB | xiw | 2 | 61.5 MB/s | 5 | 1 | 0 |"))
+		<< md;
+	EXPECT_NE(std::string::npos, md.find("| ib_send_lat, 64 B | siw | 1 | 30.25 us | 0 | 0 | 4 |"))
+		<< md;
+	EXPECT_EQ(std::string::npos, md.find("| ib_read_bw, 64 KiB | xiw | 1 |")) << md;
+
+	auto j = nlohmann::json::parse(xiw::bench::json({ { "wire", d } }, "k", "d"));
+	auto &l = j["topologies"][0]["tcp_losses"];
+	ASSERT_EQ(3u, l.size()) << j.dump();
+	bool seen = false;
+	for (auto &e : l)
+		if (e["driver"] == "xiw" && e["rep"] == 2) {
+			EXPECT_EQ(5, e["retrans_segs"]);
+			EXPECT_EQ(1, e["rtos"]);
+			seen = true;
+		}
+	EXPECT_TRUE(seen) << j.dump();
+
+	TempFile clean("tcp-clean.tsv", "xiw\tib_write_bw\t65536\t1\tbw_MBps\t400\n"
+					"xiw\tib_write_bw\t65536\t1\ttcp_retrans_segs\t0\n"
+					"xiw\tib_write_bw\t65536\t1\ttcp_rtos\t0\n"
+					"xiw\tib_write_bw\t65536\t1\ttcp_win_probes\t0\n");
+	md = OneTopology("veth", clean);
+	EXPECT_NE(std::string::npos, md.find("No segment retransmitted and no window probed in any "
+					     "of the 1 runs"))
+		<< md;
+
+	TempFile old("tcp-old.tsv", "xiw\tib_write_bw\t65536\t1\tbw_MBps\t400\n");
+	md = OneTopology("veth", old);
+	EXPECT_EQ(std::string::npos, md.find("### TCP under")) << md;
+
+	TempFile bad("tcp-bad.tsv", "xiw\tib_write_bw\t65536\t1\ttcp_lost\t1\n");
+	Data e;
+	EXPECT_FALSE(xiw::bench::parse(bad.path, &e, &why));
+	EXPECT_NE(std::string::npos, why.find("unknown metric tcp_lost")) << why;
 }
 
 TEST(BenchReport, GnuplotQuoteDoublesSingleQuotes)

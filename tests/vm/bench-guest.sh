@@ -39,9 +39,11 @@
 #   <driver> <test> <size> <rep> <metric> <value>
 # metrics: bw_MBps (MB/s, 10^6), mpps, lat_typ_us, lat_avg_us, conn_per_s,
 # slab_KiB_per_qp, vmalloc_KiB_per_qp, tcp_MBps for iperf3, cpu_s and
-# bytes.  On the wire guest b records the measurements and guest a its
-# own cpu_s and the failures of its servers.  Failures are recorded as
-# "fail" lines, never silently dropped.
+# bytes, and per perftest run what TCP lost (tcp_retrans_segs, tcp_rtos,
+# tcp_win_probes; see tcp_record).  On the wire guest b records the
+# measurements and guest a its own cpu_s, its own TCP losses and the
+# failures of its servers.  Failures are recorded as "fail" lines, never
+# silently dropped.
 #
 # BENCH_POINTS ("TOOL:SIZE ...", e.g. "ib_write_lat:64 ib_write_bw:65536",
 # and cpu:write, cpu:read, cpu:send for a CPU point) runs only those
@@ -345,6 +347,37 @@ positive() {
 	done
 }
 
+# tcp_losses: "SEGS RTOS PROBES" so far, summed over this guest's bench
+# namespaces (TCP counts per namespace): segments TCP retransmitted,
+# retransmission timeouts, zero-window probes.  nstat -a gives absolute
+# values and -s leaves its history file alone.
+tcp_losses() {
+	local ns
+	for ns in $(printf '%s\n' $NSA $NSB | sort -u); do
+		[ -e /run/netns/$ns ] || continue
+		ip netns exec $ns nstat -asz TcpRetransSegs TcpExtTCPTimeouts TcpExtTCPWinProbe
+	done | awk '{ n[$1] += $2 }
+		END { printf "%d %d %d\n", n["TcpRetransSegs"], n["TcpExtTCPTimeouts"],
+			n["TcpExtTCPWinProbe"] }'
+}
+
+# tcp_record DRIVER TOOL SIZE REP BEFORE: what TCP lost in this guest
+# since tcp_losses printed BEFORE, as metrics tcp_retrans_segs, tcp_rtos
+# and tcp_win_probes of the run (each guest of the wire records its own;
+# the report adds them up).  A run TCP recovered from a loss in, or
+# whose window closed, is slow for that reason and not the driver's.
+tcp_record() {
+	local -a b a
+	read -ra b <<<"$5"
+	read -ra a <<<"$(tcp_losses)"
+	record "$1" "$2" "$3" "$4" tcp_retrans_segs $((a[0] - b[0]))
+	record "$1" "$2" "$3" "$4" tcp_rtos $((a[1] - b[1]))
+	record "$1" "$2" "$3" "$4" tcp_win_probes $((a[2] - b[2]))
+	((a[0] + a[1] + a[2] == b[0] + b[1] + b[2])) ||
+		log "$1 $2 $3 rep $4: TCP retransmitted $((a[0] - b[0])) segments," \
+			"$((a[1] - b[1])) timeouts, $((a[2] - b[2])) window probes"
+}
+
 # perf DRIVER TOOL SIZE REP ITERS: one perftest run; records its numbers.
 perf() {
 	local tool=$2 size=$3 rep=$4 iters=$5 cl=/tmp/bench.cl line ok=1
@@ -360,6 +393,8 @@ perf() {
 	[ -n "$role" ] || retry=1
 	srv_start "$tool" "$size" "$rep" "${pin_s[@]}" "$tool" "${common[@]}" || ok=0
 	meet $((PORT + 1))
+	local losses
+	losses=$(tcp_losses)
 	while cli_here && ((ok)); do
 		common[2]=$DEV_B
 		insns_mark before "$tool" "$size" "$iters"
@@ -384,6 +419,7 @@ perf() {
 	cli_here && ((ok)) && insns_mark after "$tool" "$size" "$iters"
 	meet $((PORT + 2))
 	[ -z "$srv" ] || srv_end "$srv" 30
+	((ok)) && tcp_record "$drv" "$tool" "$size" "$rep" "$losses"
 	cli_here && ((ok)) || return
 	# The data line: the first field is the size, the rest numbers.
 	line=$(awk -v s="$size" '$1 == s && NF >= 4 { print; exit }' "$cl")

@@ -136,7 +136,8 @@ public:
 	nlohmann::ordered_json Json(const std::string &name) const
 	{
 		nlohmann::ordered_json j, points = nlohmann::ordered_json::array(),
-					  failures = nlohmann::ordered_json::array();
+					  failures = nlohmann::ordered_json::array(),
+					  losses = nlohmann::ordered_json::array();
 		std::set<std::tuple<std::string, std::string, long>> cpu;
 
 		for (auto &[k, v] : d_.values)
@@ -169,6 +170,15 @@ public:
 		j["description"] = Describe(name);
 		j["points"] = std::move(points);
 		j["failures"] = std::move(failures);
+		for (auto &[k, l] : d_.tcp)
+			losses.push_back({ { "driver", k.driver },
+					   { "test", k.test },
+					   { "size", k.size },
+					   { "rep", k.rep },
+					   { "retrans_segs", l.retrans_segs },
+					   { "rtos", l.rtos },
+					   { "win_probes", l.win_probes } });
+		j["tcp_losses"] = std::move(losses);
 		return j;
 	}
 
@@ -292,6 +302,48 @@ public:
 			  << (conns ? std::to_string(f.size) + " connections" : SizeName(f.size))
 			  << " rep " << f.rep << ": " << f.reason << "\n";
 		}
+	}
+
+	// The runs in which TCP retransmitted or probed a closed window, with
+	// their own result: such a run is slow for TCP's reason (a minimum
+	// retransmission timeout is 200 ms), which a median of few hides.
+	void Losses(std::ostream &o) const
+	{
+		std::ostringstream rows;
+		int n = 0;
+
+		for (auto &[k, l] : d_.tcp) {
+			if (!l.retrans_segs && !l.rtos && !l.win_probes)
+				continue;
+			n++;
+			auto r = d_.runs.find(k);
+			std::string result = "-";
+
+			if (r != d_.runs.end()) {
+				auto &m = r->second;
+
+				if (m.contains("bw_MBps"))
+					result = Num(m.at("bw_MBps"), 1) + " MB/s";
+				else if (m.contains("lat_typ_us"))
+					result = Num(m.at("lat_typ_us"), 2) + " us";
+			}
+			rows << "| " << k.test << ", " << SizeName(k.size) << " | " << k.driver << " | "
+			     << k.rep << " | " << result << " | " << Num(l.retrans_segs, 0) << " | "
+			     << Num(l.rtos, 0) << " | " << Num(l.win_probes, 0) << " |\n";
+		}
+		if (d_.tcp.empty())
+			return;
+		o << "\n### TCP under the perftest runs\n\n";
+		if (!n) {
+			o << "No segment retransmitted and no window probed in any of the " << d_.tcp.size()
+			  << " runs (nstat in the\nbench namespaces over each run).\n";
+			return;
+		}
+		o << "TCP retransmitted or probed a closed window in " << n << " of " << d_.tcp.size()
+		  << " runs (nstat in the\nbench namespaces over each run):\n\n"
+		  << "| test, size | driver | rep | result | segments retransmitted | timeouts | "
+		     "window probes |\n|---|---|---|---|---|---|---|\n"
+		  << rows.str();
 	}
 
 	// Every repetition of the 64 B latency points, fastest first: they fall
@@ -419,6 +471,7 @@ public:
 			}
 		}
 
+		Losses(o);
 		Failures(o);
 	}
 
@@ -545,8 +598,25 @@ bool parse(const std::string &path, Data *d, std::string *why)
 						long(*size), int(*rep) });
 			continue;
 		}
+		RunKey run = { f[0], f[1], long(*size), int(*rep) };
+
+		if (f[4].starts_with("tcp_") && f[4] != "tcp_MBps") {
+			TcpLoss &l = d->tcp[run];
+
+			if (f[4] == "tcp_retrans_segs")
+				l.retrans_segs += *v;
+			else if (f[4] == "tcp_rtos")
+				l.rtos += *v;
+			else if (f[4] == "tcp_win_probes")
+				l.win_probes += *v;
+			else {
+				*why = path + ":" + std::to_string(lineno) + ": unknown metric " + f[4];
+				return false;
+			}
+			continue;
+		}
 		if (f[4] == "cpu_s" || f[4] == "bytes") {
-			Work &w = d->work[{ f[0], f[1], long(*size), int(*rep) }];
+			Work &w = d->work[run];
 
 			// Each guest of the wire has its own CPU time.
 			if (f[4] == "cpu_s")
@@ -556,6 +626,7 @@ bool parse(const std::string &path, Data *d, std::string *why)
 			continue;
 		}
 		d->values[{ f[0], f[1], f[4], long(*size) }].push_back(*v);
+		d->runs[run][f[4]] = *v;
 	}
 	return true;
 }

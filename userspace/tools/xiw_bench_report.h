@@ -8,7 +8,9 @@
 // topology.  Metrics "cpu_s" (CPU seconds one guest spent over a run; the
 // two guests of the wire each write theirs) and "bytes" (what the run
 // moved) are kept per repetition: the report's CPU time per GB is their
-// sum over the bytes, repetition by repetition.
+// sum over the bytes, repetition by repetition.  Metrics tcp_retrans_segs,
+// tcp_rtos and tcp_win_probes (what TCP lost over one perftest run, each
+// guest its own) are kept per repetition as well, added up.
 #ifndef XIW_BENCH_REPORT_H
 #define XIW_BENCH_REPORT_H
 
@@ -42,10 +44,19 @@ struct Work {
 	double cpu_s = 0, bytes = 0;
 };
 
+// What TCP lost over one run: segments it retransmitted, retransmission
+// timeouts, zero-window probes.
+struct TcpLoss {
+	double retrans_segs = 0, rtos = 0, win_probes = 0;
+};
+
 struct Data {
 	std::map<Key, std::vector<double>> values;
 	std::vector<Failure> failures;
 	std::map<RunKey, Work> work;
+	std::map<RunKey, TcpLoss> tcp;
+	// Every repetition's own value of each metric in values.
+	std::map<RunKey, std::map<std::string, double>> runs;
 };
 
 // The measurements of one topology; @name as bench-guest.sh's BENCH_TOPO
@@ -66,17 +77,19 @@ std::vector<double> cpu_per_gb(const Data &d, const std::string &drv, const std:
 
 // {"date", "kernel", "topologies": [{name, description, "points": [{driver,
 // test, size, metric, median, values}], "failures": [{driver, test, size,
-// rep, reason}]}]}, indented; the points include cpu_s_per_GB where a
-// test has one; strings escaped as JSON wants (control characters as
-// \uXXXX).
+// rep, reason}], "tcp_losses": [{driver, test, size, rep, retrans_segs,
+// rtos, win_probes}]}]}, indented; the points include cpu_s_per_GB where a
+// test has one; tcp_losses has every run that counted them; strings
+// escaped as JSON wants (control characters as \uXXXX).
 std::string json(const std::vector<Topology> &run, const std::string &kernel,
 		 const std::string &date);
 
 // A summary of the targets per topology, then a section per topology: the
 // ratio tables xiw/siw and xiw/TCP, each target marked met or missed (the
 // ratio in red when missed, "below the floor" where it is also worse than
-// siw), CPU time per GB, failed runs; and @proto (xiw-proto-bench's
-// output) verbatim.
+// siw), CPU time per GB, the runs in which TCP retransmitted or probed a
+// closed window, failed runs; and @proto (xiw-proto-bench's output)
+// verbatim.
 std::string markdown(const std::vector<Topology> &run, const std::string &kernel,
 		     const std::string &date, const std::string &proto);
 
