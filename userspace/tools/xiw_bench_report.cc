@@ -312,6 +312,8 @@ public:
 		std::ostringstream rows;
 		int n = 0;
 
+		if (d_.tcp.empty())
+			return;
 		for (auto &[k, l] : d_.tcp) {
 			if (!l.retrans_segs && !l.rtos && !l.win_probes)
 				continue;
@@ -331,8 +333,6 @@ public:
 			     << k.rep << " | " << result << " | " << Num(l.retrans_segs, 0) << " | "
 			     << Num(l.rtos, 0) << " | " << Num(l.win_probes, 0) << " |\n";
 		}
-		if (d_.tcp.empty())
-			return;
 		o << "\n### TCP under the perftest runs\n\n";
 		if (!n) {
 			o << "No segment retransmitted and no window probed in any of the " << d_.tcp.size()
