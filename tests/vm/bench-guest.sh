@@ -55,7 +55,7 @@
 # printed, not recorded (not on the wire); BENCH_PROFILE_SYMS adds the
 # callers of those kernel symbols, BENCH_TRACE_FUNCS a function_graph run
 # timing those functions.  BENCH_XIW_B (a second xiw.ko)
-# adds driver "xiwb" to the turns: see xiw_use below.  BENCH_PIN=1 runs
+# adds driver "xiwb" to the turns (bench-lib.sh).  BENCH_PIN=1 runs
 # the server of every latency point on CPU 1 and its client on CPU 0:
 # the scheduler then never moves the two busy-polling processes, whose
 # placement otherwise adds to the spread between repetitions.
@@ -91,44 +91,10 @@ srv_timeout=120
 log() { echo "bench: $*" >&2; }
 record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$out"; }
 
+. "$here/bench-lib.sh"
 modprobe rdma_ucm
-modprobe xiw
+xiw_ab_start || log "no xiw module: xiw points are recorded as failed"
 modprobe siw || log "no siw module: siw points are recorded as failed"
-# xiw's connection manager says why a connection failed, in the kernel log
-# only (debug level): a failed client's report shows it.
-xiw_cm_debug() {
-	echo "module xiw file xiw_cm.c +p" >/proc/dynamic_debug/control 2>/dev/null || true
-}
-xiw_cm_debug
-
-# BENCH_XIW_B: a second build of xiw.ko (a path on the host's root, which
-# the guest sees read-only) that takes turns with the staged one as
-# driver "xiwb": the two builds of one comparison then run in one VM, on
-# the same devices' netdevs, repetition by repetition.  Only one xiw.ko
-# can be loaded, so the turn's first step swaps the module.
-xiw_loaded=a
-# xiw_use a|b: load build A (modprobe) or B (insmod BENCH_XIW_B).
-xiw_use() {
-	[ "$xiw_loaded" != "$1" ] || return 0
-	# The last turn's devices are gone; their unregistration may still
-	# hold the module for a moment.
-	for _ in $(seq 50); do
-		rmmod xiw 2>/dev/null && break
-		sleep 0.1
-	done
-	[ ! -d /sys/module/xiw ] || { log "rmmod xiw failed"; return 1; }
-	if [ "$1" = b ]; then
-		insmod "$BENCH_XIW_B" || return 1
-	else
-		modprobe xiw || return 1
-	fi
-	xiw_cm_debug
-	xiw_loaded=$1
-}
-if [ -n "${BENCH_XIW_B:-}" ]; then
-	a=$(modinfo -n xiw)
-	log "xiw A: $a ($(sha256sum <"$a" | cut -c1-12)), B: $BENCH_XIW_B ($(sha256sum <"$BENCH_XIW_B" | cut -c1-12))"
-fi
 
 # topo_veth MTU: ns A and ns B joined by one veth pair, a device on each
 # end.  The neighbour entries are permanent: a learnt one goes stale

@@ -23,8 +23,10 @@
 #
 # In each of BENCH_REPS (3) repetitions each transport takes its turn on
 # the same NIC: xiw (nvme-rdma, an xiw device at each end), siw
-# (nvme-rdma on siw devices), tcp (nvme-tcp, no RDMA device);
-# BENCH_NVME_TRANSPORTS (both guests the same) picks some.  fio,
+# (nvme-rdma on siw devices), tcp (nvme-tcp, no RDMA device), and with
+# BENCH_XIW_B (a second build of xiw.ko, tests/vm/bench-lib.sh) xiwb,
+# nvme-rdma on that build's devices; BENCH_NVME_TRANSPORTS (both guests
+# the same) picks some.  fio,
 # O_DIRECT, libaio, BENCH_NVME_SECONDS (8) after a 1 s ramp, on the
 # namespace's block device:
 #   nvme-randread-qd1   4 KiB random reads, queue depth 1: lat_p50_us,
@@ -48,6 +50,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/tests/selftests/lib.sh"
 . "$here/wire-lib.sh"
+. "$here/bench-lib.sh"
 
 reps=${BENCH_REPS:-3}
 secs=${BENCH_NVME_SECONDS:-8}
@@ -87,7 +90,7 @@ ip link set $nic mtu "${BENCH_MTU:-1500}" up
 ip link set lo up
 mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 modprobe rdma_cm
-modprobe xiw
+xiw_ab_start || log "no xiw module: its turns fail"
 modprobe siw || log "no siw module: its turns fail"
 if serves; then
 	[ ! -d /sys/module/null_blk ] || rmmod null_blk
@@ -116,8 +119,14 @@ meet() {
 	exit 1
 }
 
-dev_up() {	# DRIVER
-	rdma link add $DEV type "$1" netdev $nic || return 1
+dev_up() {	# DRIVER (xiwb: xiw's link type, with build B loaded)
+	local type=$1
+
+	case $1 in
+	xiw) xiw_use a || return 1 ;;
+	xiwb) xiw_use b || return 1; type=xiw ;;
+	esac
+	rdma link add $DEV type "$type" netdev $nic || return 1
 	wait_for 10 test -e /sys/class/infiniband/$DEV
 }
 
@@ -187,9 +196,10 @@ host_turn() {
 	wait_for 30 nvme_ctrl_gone $NQN || put "$tr" nvme-disconnect 0 "$rep" fail "the controller stayed"
 }
 
+transports=${BENCH_NVME_TRANSPORTS:-xiw${BENCH_XIW_B:+ xiwb} siw tcp}
 step=0
 for rep in $(seq "$reps"); do
-	for tr in ${BENCH_NVME_TRANSPORTS:-xiw siw tcp}; do
+	for tr in $transports; do
 		step=$((step + 1))
 		port=$((21000 + 3 * step))
 		ok=1
