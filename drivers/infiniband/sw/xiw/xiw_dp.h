@@ -122,6 +122,13 @@ struct xiw_rx_untagged {
 /* Smallest FPDU payload sent zero-copy; below it a copy is cheaper. */
 #define XIW_TX_ZC_MIN		8192
 
+/*
+ * Smallest FPDU payload of a kernel QP framed around the consumer's pages
+ * in a pages batch (TCP copies it from them); below it, and below
+ * XIW_TX_ZC_MIN for a user QP, the engine copies it into tx_buf.
+ */
+#define XIW_TX_PC_MIN		4096
+
 struct xiw_tx_pq;
 
 /**
@@ -138,6 +145,8 @@ struct xiw_tx_pq;
  * @status: completion status, once @framed
  * @framed: the engine is done with the request
  * @zc: @ubuf is live; the entry stays until its last reference is put
+ * @held: done while a pages batch was open, which may hold the request's
+ *	pages: the entry stays until the batch is in the socket
  * @flushed: a flush already wrote the completion
  */
 struct xiw_tx_pend {
@@ -150,6 +159,7 @@ struct xiw_tx_pend {
 	enum xiw_wc_status status;
 	bool framed;
 	bool zc;
+	bool held;
 	bool flushed;
 };
 
@@ -434,6 +444,7 @@ struct xiw_conn_step {
  * @tx_pc_off: octets of them TCP took
  * @tx_pc_fpdus: FPDUs of the batch framed around pages
  * @tx_pc_closed: the batch's last pieces are in @tx_vec; nothing joins it
+ * @tx_pc_held: entries of @tx_pq wait for the batch (xiw_tx_pend.held)
  * @tx_trl: pad and CRC of a zero-copy FPDU, sent last
  * @tx_trl_len: octets in @tx_trl
  * @tx_trl_off: octets of @tx_trl TCP took
@@ -527,6 +538,7 @@ struct xiw_conn {
 	size_t tx_pc_off;
 	u32 tx_pc_fpdus;
 	bool tx_pc_closed;
+	bool tx_pc_held;
 	u8 tx_trl[MPA_ALIGN + MPA_CRC_LEN];
 	u8 tx_trl_len;
 	u8 tx_trl_off;

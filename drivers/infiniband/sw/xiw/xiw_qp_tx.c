@@ -23,11 +23,15 @@
  * still holds the FPDU back.  Read Responses are always copied: nothing
  * tells the responder when the consumer may change the source again.
  * Where zero-copy is off, such FPDUs still leave the consumer's pages as
- * they are: a batch of them (the rest of one message) goes to one
- * sendmsg() as pieces of tx_buf (headers, trailers) and of those pages,
- * and TCP copies them within the call, instead of the engine copying them
- * into tx_buf first; the request completes once the batch is in the
- * socket, as a copied one does.
+ * they are: a batch of them goes to one sendmsg() as pieces of tx_buf
+ * (headers, trailers, copied FPDUs) and of those pages, and TCP copies
+ * them within the call, instead of the engine copying them into tx_buf
+ * first.  A user QP's batch is the rest of one message.  A kernel QP's
+ * starts at XIW_TX_PC_MIN octets of payload and goes on with the copied
+ * FPDUs behind it (the next requests, Read Responses): the NVMe target's
+ * 4 KiB Write and the Send of its response then reach TCP in one call.
+ * Every request done while a batch is open completes once the batch is
+ * in the socket, in order.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -202,6 +206,8 @@ static int xiw_tx_push_pages(struct xiw_conn *conn, bool more)
 			       &conn->tx_pc_off);
 }
 
+static void xiw_tx_pc_release(struct xiw_conn *conn);
+
 /* Hand the rest of the current FPDU to TCP; -EAGAIN when it is full. */
 static int xiw_tx_push(struct xiw_conn *conn, bool more)
 {
@@ -219,6 +225,7 @@ static int xiw_tx_push(struct xiw_conn *conn, bool more)
 		xiw_tx_pc_reset(conn);
 		conn->tx_len = 0;
 		conn->tx_off = 0;
+		xiw_tx_pc_release(conn);
 		return 0;
 	}
 	rv = xiw_tx_push_kvec(conn, conn->tx_buf, &conn->tx_off, conn->tx_len,
@@ -245,6 +252,19 @@ static int xiw_tx_push(struct xiw_conn *conn, bool more)
 	conn->tx_off = 0;
 	conn->tx_zc_n = 0;
 	return 0;
+}
+
+/*
+ * Hand tx_buf to TCP.  0, -EAGAIN (write_space kicks us again), or the
+ * error that has just taken the connection down.
+ */
+static int xiw_tx_send(struct xiw_conn *conn, bool more)
+{
+	int rv = xiw_tx_push(conn, more);
+
+	if (rv && rv != -EAGAIN)
+		xiw_conn_event(conn, XIW_CEV_LLP_ERR, NULL);
+	return rv;
 }
 
 /* tx_buf at @cap octets, what it holds copied over.  Under tx_mutex. */
@@ -580,7 +600,8 @@ static void xiw_tx_pq_reap(struct xiw_tx_pq *pq)
 	while (pq->count) {
 		struct xiw_tx_pend *p = &pq->slot[pq->head];
 
-		if (p->zc || !(p->framed || p->flushed))
+		if (p->zc || (p->held && !p->flushed) ||
+		    !(p->framed || p->flushed))
 			break;
 		if (!p->flushed && pq->qp)
 			xiw_sqe_complete_id(pq->qp, p->id, p->opcode, p->flags,
@@ -740,7 +761,7 @@ static int __xiw_tx_sqe_done(struct xiw_conn *conn,
 		 * The acquire pairs with the release in xiw_tx_pq_reap(): the
 		 * completions of the entries gone are written before ours.
 		 */
-		direct = !smp_load_acquire(&pq->count);
+		direct = !conn->tx_pc_n && !smp_load_acquire(&pq->count);
 		if (!direct) {
 			spin_unlock_irqrestore(&conn->lock, flags);
 			if (xiw_tx_pend_get(conn, false) == -EBUSY)
@@ -758,6 +779,11 @@ static int __xiw_tx_sqe_done(struct xiw_conn *conn,
 		p->status = status;
 		p->bytes = conn->tx_sqe_len;
 		p->framed = true;
+		/* Its pages may be in the open batch: it waits for the batch. */
+		if (conn->tx_pc_n) {
+			p->held = true;
+			conn->tx_pc_held = true;
+		}
 		xiw_tx_pq_reap(pq);
 		spin_unlock(&pq->lock);
 	}
@@ -798,6 +824,34 @@ static int xiw_tx_sqe_done(struct xiw_conn *conn, enum xiw_wc_status status)
 	rv = __xiw_tx_sqe_done(conn, status);
 	local_bh_enable();
 	return rv;
+}
+
+/*
+ * A pages batch is in the socket: TCP has copied the pages, and the
+ * requests done while it was open (xiw_tx_pend.held) complete now, in
+ * order, with bottom halves off as in xiw_tx_sqe_done().  Caller holds
+ * tx_mutex.
+ */
+static void xiw_tx_pc_release(struct xiw_conn *conn)
+{
+	struct xiw_tx_pq *pq = conn->tx_pq;
+	bool bh = conn->qp->kernel_verbs && !READ_ONCE(conn->tx_kstream);
+	unsigned long flags;
+	u32 n;
+
+	lockdep_assert_held(&conn->tx_mutex);
+	if (!conn->tx_pc_held)
+		return;
+	conn->tx_pc_held = false;
+	if (bh)
+		local_bh_disable();
+	spin_lock_irqsave(&pq->lock, flags);
+	for (n = 0; n < pq->count; n++)
+		pq->slot[(pq->head + n) % pq->nslots].held = false;
+	xiw_tx_pq_reap(pq);
+	spin_unlock_irqrestore(&pq->lock, flags);
+	if (bh)
+		local_bh_enable();
 }
 
 /*
@@ -1437,6 +1491,19 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 		bool atomic = xiw_sqe_is_atomic(sqe->opcode);
 		struct xiw_orq_entry *e;
 
+		/*
+		 * The response completes this request, from the receive
+		 * engine, as soon as it is in: perhaps before a batch sent in
+		 * the same call had returned.  The requests an open pages
+		 * batch holds back (xiw_tx_pend.held) were posted first, so
+		 * the batch goes out, and they complete, before the request
+		 * is framed.  A full socket stops the engine until
+		 * write_space kicks it; an error has taken the connection
+		 * down.
+		 */
+		if (conn->tx_pc_n && xiw_tx_send(conn, true))
+			return 0;
+
 		spin_lock_irqsave(&conn->lock, flags);
 		if (!conn->tx_sqe_active) {
 			spin_unlock_irqrestore(&conn->lock, flags);
@@ -1553,9 +1620,12 @@ static int xiw_tx_build_sqe(struct xiw_conn *conn, bool *built)
 	 * joined to the pages batch, which TCP copies straight from them
 	 * (one copy, where building it in tx_buf makes two).
 	 */
-	pages = seg >= XIW_TX_ZC_MIN && !conn->tx.markers &&
-		!(sqe->flags & XIW_WQE_INLINE) && xiw_tx_pages_ok(conn);
-	zc = pages && !conn->tx_len && xiw_tx_zc_wanted(conn);
+	pages = seg >= (conn->qp->kernel_verbs ? XIW_TX_PC_MIN :
+						 XIW_TX_ZC_MIN) &&
+		!conn->tx.markers && !(sqe->flags & XIW_WQE_INLINE) &&
+		xiw_tx_pages_ok(conn);
+	zc = pages && seg >= XIW_TX_ZC_MIN && !conn->tx_len &&
+	     xiw_tx_zc_wanted(conn);
 	if (zc && !conn->tx_pend) {
 		rv = xiw_tx_pend_get(conn, true);
 		if (rv == -ENOENT)
@@ -1740,16 +1810,25 @@ static bool xiw_tx_work_waiting(struct xiw_conn *conn)
 }
 
 /*
- * Does a pages batch go on?  With the rest of its message only, while
- * tx_vec has room: the pages are the consumer's until TCP has copied
- * them, so the work request completes after the batch is out, and a
- * batch that ran on into the next work requests would hold their
- * completions back too.
+ * Does a pages batch go on?  While tx_vec has room and there is more to
+ * frame: for a kernel QP the rest of its message, the next work request, a
+ * Read Response; for a user QP the rest of its message only.  The pages
+ * are the consumer's until TCP has copied them, so a work request done
+ * while the batch is open completes once the batch is out, and so does
+ * every one behind it (xiw_tx_pend.held): a Send's completion must not
+ * tell the consumer that the pages of the Write before it are free again
+ * while they still wait here.  A user QP's small Writes go faster copied
+ * into tx_buf, many requests to one call, than one batch each
+ * (Documentation/performance.rst).  The Immediate Data of a Write goes
+ * after the batch.
  */
 static bool xiw_tx_pc_more(struct xiw_conn *conn)
 {
-	return conn->tx_sqe_active && !conn->tx_complete && !conn->tx_imm &&
-	       xiw_tx_pc_room(conn);
+	if (!conn->qp->kernel_verbs)
+		return conn->tx_sqe_active && !conn->tx_complete &&
+		       !conn->tx_imm && xiw_tx_pc_room(conn);
+	return !conn->tx_imm && xiw_tx_pc_room(conn) &&
+	       xiw_tx_work_waiting(conn);
 }
 
 /*
@@ -1780,19 +1859,6 @@ static bool xiw_tx_batch_more(struct xiw_conn *conn, u32 *batch)
 		return false;
 	}
 	return true;
-}
-
-/*
- * Hand tx_buf to TCP.  0, -EAGAIN (write_space kicks us again), or the
- * error that has just taken the connection down.
- */
-static int xiw_tx_send(struct xiw_conn *conn, bool more)
-{
-	int rv = xiw_tx_push(conn, more);
-
-	if (rv && rv != -EAGAIN)
-		xiw_conn_event(conn, XIW_CEV_LLP_ERR, NULL);
-	return rv;
 }
 
 /* Before the engine stops: the batch in tx_buf goes to TCP.  false: dead. */
