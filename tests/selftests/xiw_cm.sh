@@ -7,9 +7,10 @@
 # connection and a log line while the server lives on, refusals and
 # timeouts reach the initiator quickly, a rev 2 Request that is reset is
 # retried with rev 1; then rping between two xiw devices over IPv4 and
-# IPv6, the first FPDU behind the MPA frame, and device removal with a
-# listener and connections in every phase, and a QP named by number in a
-# connect of another user's process.
+# IPv6, the first FPDU behind the MPA frame, a netdev removed under a
+# connect that waits for its Reply, device removal with a listener and
+# connections in every phase, and a QP named by number in a connect of
+# another user's process.
 #
 #   xcm0 (dummy) 192.0.2.1    2001:db8:1::1  -- xiw device xa
 #   xcm1 (dummy) 198.51.100.1 2001:db8:2::1  -- xiw device xb
@@ -257,6 +258,37 @@ t_first_fpdu_responder() {
 	grep -q "TERMINATE as expected" "$XIW_TMP/peer.log" || fail "no TERMINATE for the FPDU behind the Reply"
 }
 
+# The client's netdev is deleted while its connect waits for the MPA
+# Reply (mpa_peer.py serve silent, the default MPA wait of 10 s): the
+# connect fails at once with CONNECT_ERROR -ENODEV, and `ip link del`,
+# which returns when the kernel has dropped every reference on the netdev,
+# does not wait for the MPA timeout (ib_core's unregistration of xb would
+# wait for the connect otherwise).
+t_netdev_del_connecting() {
+	local peer_pid rping_pid start ms
+	bg_run peer_pid $PEER serve $A4 $PORT --mode silent --timeout 30 >"$XIW_TMP/peer.log" 2>&1
+	wait_for "$WAIT_TIMEOUT" listening $PORT || fail "mpa_peer.py not listening"
+	echo "# + rping -c -a $A4 -I $B4 -p $PORT -C 1 -v &"
+	bg_run rping_pid timeout 60 rping -c -a $A4 -I $B4 -p $PORT -C 1 -v \
+		>"$XIW_TMP/rping.out" 2>&1
+	wait_for "$WAIT_TIMEOUT" grep -q "Request:" "$XIW_TMP/peer.log" ||
+		fail "no MPA Request reached mpa_peer.py"
+	start=$(now_ms)
+	xrun ip link del xcm1
+	ms=$(($(now_ms) - start))
+	diag "ip link del xcm1 took ${ms} ms"
+	wait_for "$WAIT_TIMEOUT" ibdev_gone xb || fail "xb not removed with its netdev"
+	bg_wait "$rping_pid" || :
+	diag "$(cat "$XIW_TMP/rping.out")"
+	grep -q "RDMA_CM_EVENT_CONNECT_ERROR, error -19" "$XIW_TMP/rping.out" ||
+		fail "rping did not see CONNECT_ERROR -ENODEV"
+	# Without the cut the MPA wait's 10 s; TCG on a busy host stretches
+	# the rest.
+	((ms < 6000)) || fail "the netdev's removal waited ${ms} ms"
+	stop_bg "$peer_pid"
+	diag "$(cat "$XIW_TMP/peer.log")"
+}
+
 # Device removal with a listener, a connection waiting for its MPA
 # Request, one waiting for accept and one established.
 t_link_del_busy() {
@@ -279,7 +311,7 @@ t_link_del_busy() {
 }
 
 ktap_header
-ktap_plan 16
+ktap_plan 17
 run_case "rev 2 Request gets a rev 2 Reply with IRD/ORD" with_devs t_valid_rev2
 run_case "rev 1 Request gets a rev 1 Reply" with_devs t_valid_rev1
 run_case "P2P accepted, markers rejected" with_devs t_p2p_markers
@@ -294,6 +326,7 @@ run_case "rping between two xiw devices, IPv4" with_devs t_rping_v4
 run_case "rping between two xiw devices, IPv6" with_devs t_rping_v6
 run_case "first FPDU after MPA (peer initiator)" with_devs t_first_fpdu_initiator
 run_case "FPDU in the Reply's segment (peer responder)" with_devs t_first_fpdu_responder
+run_case "netdev removal fails a connect awaiting its MPA Reply" with_devs t_netdev_del_connecting
 run_case "rdma link del with listener and connections" with_devs t_link_del_busy
 run_case "another user cannot connect an idle QP by its number" with_devs t_foreign_qp
 ktap_finish

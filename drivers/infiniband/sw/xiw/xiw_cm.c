@@ -26,7 +26,9 @@
  *    pending children one on each child.
  *
  * Lock order: a child's mutex, then its listener's mutex (nested); nothing
- * takes a child's mutex while holding a listener's.
+ * takes a child's mutex while holding a listener's.  rtnl_lock, then an
+ * endpoint's mutex (xiw_cm_dev_gone()): nothing under an endpoint's mutex
+ * takes rtnl_lock.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -1878,6 +1880,60 @@ int xiw_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *id)
 	}
 	nla_nest_end(msg, nest);
 	return 0;
+}
+
+/**
+ * xiw_cm_dev_gone - fail the active connects of a device whose netdev goes
+ * @xdev: the device; its netdev is already detached (xiw_sock_create()
+ *	refuses new sockets), and the caller holds a device reference
+ *
+ * ib_core unregisters the device next, and that waits until every cm_id
+ * on it is destroyed; iw_cm's destroy of an id waits for its connect's
+ * CONNECT_REPLY.  A connect through the vanished netdev can only time out
+ * (TCP connect 30 s, MPA Reply mpa_timeout_ms), and the netdev's removal
+ * would wait that long for the reference ib_core holds on it.  So each is
+ * failed now with -ENODEV (RDMA_CM_EVENT_CONNECT_ERROR) and reset.
+ *
+ * Process context, under rtnl_lock (the netdev notifier): endpoint mutexes
+ * never wait for rtnl_lock.
+ */
+void xiw_cm_dev_gone(struct xiw_device *xdev)
+{
+	struct xiw_cep *cep, *held = NULL;
+	int failed = 0;
+
+	might_sleep();
+	spin_lock_irq(&xiw_cep_all_lock);
+	list_for_each_entry(cep, &xiw_cep_all, all_entry) {
+		/*
+		 * Only a hint, checked again under the mutex: @active is set
+		 * once, and @xdev only ever changes to NULL.
+		 */
+		if (!data_race(cep->active && cep->xdev == xdev) ||
+		    !kref_get_unless_zero(&cep->ref))
+			continue;
+		spin_unlock_irq(&xiw_cep_all_lock);
+		if (held)
+			xiw_cep_put(held);
+		/* Our reference keeps @cep, and so the walk, on the list. */
+		held = cep;
+		mutex_lock(&cep->mutex);
+		if (cep->xdev == xdev && (cep->state == XIW_CEP_CONNECTING ||
+					  cep->state == XIW_CEP_AWAIT_REP)) {
+			xiw_dbg_cep(cep, "device gone while connecting\n");
+			xiw_cep_connect_failed(cep, -ENODEV);
+			failed++;
+		}
+		mutex_unlock(&cep->mutex);
+		spin_lock_irq(&xiw_cep_all_lock);
+	}
+	spin_unlock_irq(&xiw_cep_all_lock);
+	if (held)
+		xiw_cep_put(held);
+	if (failed)
+		ibdev_info(&xdev->base_dev,
+			   "netdev gone: connects in progress failed: %d\n",
+			   failed);
 }
 
 /**

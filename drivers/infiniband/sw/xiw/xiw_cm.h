@@ -20,6 +20,7 @@
 /* Module life cycle (xiw_main.c). */
 int xiw_cm_init(void);
 void xiw_cm_exit(void);
+void xiw_cm_dev_gone(struct xiw_device *xdev);
 
 /* iw_cm device ops */
 int xiw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *params);

@@ -399,7 +399,7 @@ static int xiw_netdev_event(struct notifier_block *nb, unsigned long event,
 			    void *arg)
 {
 	struct net_device *ndev = netdev_notifier_info_to_dev(arg);
-	struct xiw_device *xdev;
+	struct xiw_device *xdev, *gone = NULL;
 
 	ASSERT_RTNL();
 
@@ -434,17 +434,27 @@ static int xiw_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_UNREGISTER:
 		/*
 		 * The device goes away with its netdev.  Our netdev reference
-		 * is dropped now so the netdev can go; unregistration of the
-		 * ib_device is queued, it must not run under rtnl_lock.
+		 * is dropped now so the netdev can go.  Below, outside
+		 * xiw_dev_lock, the connects in progress fail (that takes
+		 * endpoint mutexes and resets sockets) and unregistration of
+		 * the ib_device is queued: it must not run under rtnl_lock.
+		 * A device whose registration has not completed has no
+		 * connects and is left to xiw_newlink().
 		 */
 		xiw_dev_detach_locked(xdev);
-		xiw_dev_unregister_async(xdev);
+		if (ib_device_try_get(&xdev->base_dev))
+			gone = xdev;
 		break;
 	default:
 		break;
 	}
 out:
 	mutex_unlock(&xiw_dev_lock);
+	if (gone) {
+		xiw_cm_dev_gone(gone);
+		ib_unregister_device_queued(&gone->base_dev);
+		ib_device_put(&gone->base_dev);
+	}
 	return NOTIFY_OK;
 }
 
