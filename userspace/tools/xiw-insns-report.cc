@@ -28,14 +28,14 @@ namespace {
 
 const xiw::cli::Usage kUsage = {
 	"xiw-insns-report",
-	"usage: xiw-insns-report --rounds N [--top N] LABEL=KSYMS:DUMP:KSYMS:DUMP...\n"
-	"       xiw-insns-report --path [--top N] LABEL=KSYMS:START:GATE:END:TRACE,...\n",
+	"usage: xiw-insns-report --rounds N [--top N] [--blocks SYM] LABEL=KSYMS:DUMP:KSYMS:DUMP...\n"
+	"       xiw-insns-report --path [--top N] [--blocks SYM] LABEL=KSYMS:START:GATE:END:TRACE,...\n",
 	"NAME\n"
 	"    xiw-insns-report - kernel instructions per round trip, per symbol\n"
 	"\n"
 	"SYNOPSIS\n"
-	"    xiw-insns-report --rounds N [--top N] LABEL=KSYMS:DUMP:KSYMS:DUMP...\n"
-	"    xiw-insns-report --path [--top N] LABEL=KSYMS:START:GATE:END:TRACE,...\n"
+	"    xiw-insns-report --rounds N [--top N] [--blocks SYM] LABEL=KSYMS:DUMP:KSYMS:DUMP...\n"
+	"    xiw-insns-report --path [--top N] [--blocks SYM] LABEL=KSYMS:START:GATE:END:TRACE,...\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    Each LABEL names one point of one driver (\"xiw ib_send_lat\"): the\n"
@@ -59,10 +59,18 @@ const xiw::cli::Usage kUsage = {
 	"    and each module's share, then the table of symbols as above, in\n"
 	"    instructions per window.\n"
 	"\n"
+	"    --blocks SYM (repeatable) adds a table per SYM (a symbol's name,\n"
+	"    without its [module]) of its translation blocks by their offset\n"
+	"    in it: the block's instructions, then per LABEL its executions\n"
+	"    and instructions per round trip (or window).  The offsets are\n"
+	"    the same in every boot, where the symbol's address is not; with\n"
+	"    the module's objdump or addr2line they name the code.\n"
+	"\n"
 	"OPTIONS\n"
 	"    --rounds N   round trips the long runs have more (1..10^9)\n"
 	"    --path       the files are traces (above)\n"
 	"    --top N      symbols in the table (0..100000)\n"
+	"    --blocks SYM the blocks of symbol SYM (above)\n"
 	"\n"
 	"EXIT STATUS\n"
 	"    0 printed; 1 a file could not be read; 2 usage error.\n",
@@ -71,14 +79,55 @@ const xiw::cli::Usage kUsage = {
 struct Symbols {
 	std::vector<std::pair<unsigned long long, std::string>> by_addr;
 
-	// The symbol @va is in: the last one at or below it.
-	const std::string &at(unsigned long long va) const
+	// The symbol @va is in: the last one at or below it; NULL if none.
+	const std::pair<unsigned long long, std::string> *entry(unsigned long long va) const
 	{
-		static const std::string none = "?";
 		auto it = std::upper_bound(by_addr.begin(), by_addr.end(), va,
 					   [](unsigned long long v, const auto &e) { return v < e.first; });
 
-		return it == by_addr.begin() ? none : std::prev(it)->second;
+		return it == by_addr.begin() ? nullptr : &*std::prev(it);
+	}
+
+	const std::string &at(unsigned long long va) const
+	{
+		static const std::string none = "?";
+		const auto *e = entry(va);
+
+		return e ? e->second : none;
+	}
+};
+
+// --blocks: the symbols asked for, and per symbol and block offset the
+// block's instructions and its executions (summed, signed as the counts).
+struct Blocks {
+	std::vector<std::string> names;
+	struct Block {
+		unsigned long long size = 0;
+		double execs = 0;
+	};
+	std::map<std::string, std::map<unsigned long long, Block>> by_sym;
+
+	// The name without [module] of a symbol entry, if it is asked for.
+	const std::string *wanted(const std::string &sym) const
+	{
+		for (const auto &n : names)
+			if (sym == n || (sym.starts_with(n) && sym[n.size()] == ' '))
+				return &n;
+		return nullptr;
+	}
+
+	void add(const Symbols &syms, unsigned long long va, unsigned long long n, double execs)
+	{
+		const auto *e = names.empty() ? nullptr : syms.entry(va);
+		const std::string *nm = e ? wanted(e->second) : nullptr;
+
+		if (!nm)
+			return;
+
+		auto &b = by_sym[*nm][va - e->first];
+
+		b.size = n;
+		b.execs += execs;
 	}
 };
 
@@ -109,7 +158,7 @@ bool ReadSymbols(const std::string &path, Symbols *s)
 
 // Instructions per symbol of one dump.
 bool ReadCounts(const std::string &path, const Symbols &syms,
-		std::map<std::string, double> *out, double sign)
+		std::map<std::string, double> *out, double sign, Blocks *blocks)
 {
 	std::ifstream in(path);
 	std::string va, n, e;
@@ -124,6 +173,7 @@ bool ReadCounts(const std::string &path, const Symbols &syms,
 		if (!a || !ni || !ei)
 			return false;
 		(*out)[syms.at(*a)] += sign * double(*ni) * double(*ei);
+		blocks->add(syms, *a, *ni, sign * double(*ei));
 	}
 	return in.eof();
 }
@@ -144,12 +194,13 @@ struct PathStats {
 
 // The windows of one trace (see the usage), added to @st.
 bool ReadPath(const std::string &path, const Symbols &syms, unsigned long long start,
-	      unsigned long long gate, unsigned long long end, PathStats *st)
+	      unsigned long long gate, unsigned long long end, PathStats *st, Blocks *bl)
 {
 	constexpr unsigned long long kMask = (1ULL << 48) - 1, kHigh = ~kMask;
 	std::ifstream in(path, std::ios::binary);
 	std::map<unsigned long long, const std::string *> names;
 	std::map<std::string, double> win;
+	std::vector<std::pair<unsigned long long, unsigned long long>> win_blocks;
 	bool open = false, gated = false;
 	double insns = 0, blocks = 0;
 	unsigned long long w;
@@ -169,6 +220,7 @@ bool ReadPath(const std::string &path, const Symbols &syms, unsigned long long s
 			gated = !gate;
 			insns = blocks = 0;
 			win.clear();
+			win_blocks.clear();
 		}
 		if (!open)
 			continue;
@@ -179,6 +231,8 @@ bool ReadPath(const std::string &path, const Symbols &syms, unsigned long long s
 			st->blocks.push_back(blocks);
 			for (const auto &[sym, v] : win)
 				st->per_sym[sym] += v;
+			for (const auto &[bva, bn] : win_blocks)
+				bl->add(syms, bva, bn, 1);
 			open = false;
 			continue;
 		}
@@ -188,6 +242,8 @@ bool ReadPath(const std::string &path, const Symbols &syms, unsigned long long s
 		if (!nm)
 			nm = &syms.at(va);
 		win[*nm] += double(n);
+		if (!bl->names.empty())
+			win_blocks.emplace_back(va, n);
 		insns += double(n);
 		blocks++;
 	}
@@ -212,11 +268,56 @@ std::string Module(const std::string &sym)
 struct Point {
 	std::string label;
 	std::map<std::string, double> per_rt;	// symbol -> instructions per round trip
+	double per = 1;				// what --blocks' sums are divided by
+	Blocks blocks;
 };
+
+// --blocks' tables: per symbol asked for, its blocks in address order.
+void PrintBlocks(const std::vector<Point> &points, const std::vector<std::string> &names)
+{
+	for (const auto &name : names) {
+		std::map<unsigned long long, unsigned long long> offs;
+
+		for (const auto &p : points) {
+			auto it = p.blocks.by_sym.find(name);
+
+			if (it != p.blocks.by_sym.end())
+				for (const auto &[off, b] : it->second)
+					offs[off] = b.size;
+		}
+		std::printf("\n%s by block: offset, instructions, then executions and instructions per LABEL\n",
+			    name.c_str());
+		if (offs.empty()) {
+			std::printf("  (not run)\n");
+			continue;
+		}
+		std::printf("%8s %6s", "offset", "insns");
+		for (const auto &p : points)
+			std::printf("  %*s", int(std::max<size_t>(p.label.size(), 15)), p.label.c_str());
+		std::printf("\n");
+		for (const auto &[off, size] : offs) {
+			std::printf("  0x%04llx %6llu", off, size);
+			for (const auto &p : points) {
+				const auto sit = p.blocks.by_sym.find(name);
+				double ex = 0;
+
+				if (sit != p.blocks.by_sym.end()) {
+					auto bit = sit->second.find(off);
+
+					if (bit != sit->second.end())
+						ex = bit->second.execs / p.per;
+				}
+				std::printf("  %*.2f %6.0f", int(std::max<size_t>(p.label.size(), 15)) - 7,
+					    ex, ex * double(size));
+			}
+			std::printf("\n");
+		}
+	}
+}
 
 // One --path LABEL: its windows' summary printed, its symbols in @point.
 // Return: 0, or 1 if a file could not be read or has no window.
-int PathPoint(const std::string &spec, Point *point)
+int PathPoint(const std::string &spec, Point *point, Blocks *bl)
 {
 	auto eq = spec.find('=');
 	std::vector<std::string> f;
@@ -264,7 +365,7 @@ int PathPoint(const std::string &spec, Point *point)
 
 		std::string t = traces.substr(p, q - p);
 
-		if (!ReadPath(t, syms, start, gate, end, &st)) {
+		if (!ReadPath(t, syms, start, gate, end, &st, bl)) {
 			std::cerr << "xiw-insns-report: cannot read " << t << "\n";
 			return 1;
 		}
@@ -291,7 +392,9 @@ int PathPoint(const std::string &spec, Point *point)
 		if (std::fabs(v) >= mean / 100)
 			std::printf(", %s %.0f", m.c_str(), v);
 	std::printf("\n");
-	*point = { spec.substr(0, eq), std::move(st.per_sym) };
+	point->label = spec.substr(0, eq);
+	point->per_rt = std::move(st.per_sym);
+	point->per = nwin;
 	return 0;
 }
 
@@ -300,7 +403,7 @@ int PathPoint(const std::string &spec, Point *point)
 int main(int argc, char **argv)
 {
 	uint64_t rounds = 0, top = 40;
-	std::vector<std::string> specs;
+	std::vector<std::string> specs, block_syms;
 	bool path = false;
 
 	for (int i = 1; i < argc; i++) {
@@ -310,6 +413,12 @@ int main(int argc, char **argv)
 			xiw::cli::help(kUsage);
 		if (a == "--path") {
 			path = true;
+			continue;
+		}
+		if (a == "--blocks") {
+			if (i + 1 >= argc || !*argv[i + 1])
+				xiw::cli::usage_error(kUsage, a + " needs a symbol");
+			block_syms.push_back(argv[++i]);
 			continue;
 		}
 		if (a == "--rounds" || a == "--top") {
@@ -338,7 +447,10 @@ int main(int argc, char **argv)
 	for (const auto &spec : specs) {
 		if (!path)
 			break;
-		if (PathPoint(spec, &points.emplace_back()))
+		Point &pt = points.emplace_back();
+
+		pt.blocks.names = block_syms;
+		if (PathPoint(spec, &pt, &pt.blocks))
 			return 1;
 	}
 
@@ -360,18 +472,21 @@ int main(int argc, char **argv)
 
 		Symbols s_short, s_long;
 		std::map<std::string, double> d;
+		Blocks bl;
 
+		bl.names = block_syms;
 		if (!ReadSymbols(f[0], &s_short) || !ReadSymbols(f[2], &s_long)) {
 			std::cerr << "xiw-insns-report: cannot read " << f[0] << " or " << f[2] << "\n";
 			return 1;
 		}
-		if (!ReadCounts(f[1], s_short, &d, -1.0) || !ReadCounts(f[3], s_long, &d, 1.0)) {
+		if (!ReadCounts(f[1], s_short, &d, -1.0, &bl) ||
+		    !ReadCounts(f[3], s_long, &d, 1.0, &bl)) {
 			std::cerr << "xiw-insns-report: cannot read " << f[1] << " or " << f[3] << "\n";
 			return 1;
 		}
 		for (auto &[sym, v] : d)
 			v /= double(rounds);
-		points.push_back({ spec.substr(0, eq), std::move(d) });
+		points.push_back({ spec.substr(0, eq), std::move(d), double(rounds), std::move(bl) });
 	}
 
 	for (const auto &p : points) {
@@ -405,8 +520,10 @@ int main(int argc, char **argv)
 	std::sort(order.begin(), order.end());
 	if (order.size() > top)
 		order.resize(top);
-	if (order.empty())
+	if (order.empty()) {
+		PrintBlocks(points, block_syms);
 		return 0;
+	}
 	// One column per LABEL, as wide as its label; the symbol last.
 	std::printf("\n");
 	for (const auto &p : points)
@@ -421,5 +538,6 @@ int main(int argc, char **argv)
 		}
 		std::printf(" %s\n", sym.c_str());
 	}
+	PrintBlocks(points, block_syms);
 	return 0;
 }
