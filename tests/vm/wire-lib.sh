@@ -7,6 +7,12 @@
 #
 # Host:   wire_ports prints two free UDP ports next to each other on the
 #         host's loopback, the first of which is the pair's base.
+#         wire_wait_pair PA PB DIRA DIRB waits for the two guests' runs
+#         of tests/vm/run (background pids PA and PB, their --keep-log
+#         directories DIRA and DIRB) and sets WIRE_RC_A and WIRE_RC_B to
+#         their exit codes.  A guest whose run ends badly while the other
+#         still runs (a panic, its timeout) leaves that one waiting for it
+#         until its own timeout: the other's VM is stopped then.
 # Guests: wire_nic MAC prints the name of the NIC whose address is MAC
 #         (the wire's), loading virtio_net and waiting up to 10 s for it;
 #         nothing when there is none.
@@ -55,6 +61,27 @@ wire_meet() {
 		sleep 0.5
 	done
 	return 1
+}
+
+wire_wait_pair() {
+	local first rc=0 other dir
+	wait -n -p first "$1" "$2" || rc=$?
+	if [ "$first" = "$1" ]; then
+		WIRE_RC_A=$rc other=$2 dir=$4
+	else
+		WIRE_RC_B=$rc other=$1 dir=$3
+	fi
+	if ((rc)) && [ -s "$dir/qemu.pid" ]; then
+		echo "wire: guest ${dir##*/}'s peer ended with $rc first: stopping its VM" >&2
+		kill "$(cat "$dir/qemu.pid")" 2>/dev/null || :
+	fi
+	rc=0
+	wait "$other" || rc=$?
+	if [ "$other" = "$1" ]; then
+		WIRE_RC_A=$rc
+	else
+		WIRE_RC_B=$rc
+	fi
 }
 
 wire_nic() {
