@@ -46,7 +46,8 @@
 # silently dropped.
 #
 # BENCH_POINTS ("TOOL:SIZE ...", e.g. "ib_write_lat:64 ib_write_bw:65536",
-# and cpu:write, cpu:read, cpu:send for a CPU point) runs only those
+# cpu:write, cpu:read, cpu:send for a CPU point, cmtime:N for N
+# connections set up and torn down by cmtime) runs only those
 # points, each BENCH_REPS times with the drivers taking turns, and no
 # cmtime, scale or iperf3 points.  BENCH_PROFILE=1 then runs every
 # perftest point once more per driver under `perf stat -a` and once under
@@ -60,8 +61,8 @@
 # the scheduler then never moves the two busy-polling processes, whose
 # placement otherwise adds to the spread between repetitions.
 # BENCH_MARK (a program, xiw-insns-mark) runs before and after every
-# perftest client, and each run is logged as "insns: mark N ..." (see
-# bench-focus, BENCH_INSNS).
+# perftest and cmtime client, and each run is logged as "insns: mark N
+# ..." (see bench-focus, BENCH_INSNS and BENCH_CM).
 set -uo pipefail
 
 out=$1
@@ -479,11 +480,15 @@ conn_rate() {
 	next_port
 	srv_start cmtime "$n" "$rep" cmtime -b $A -p "$PORT" -c "$n" || ok=0
 	meet $((PORT + 1))
-	if cli_here && ((ok)) &&
-		! ip netns exec $NSB timeout 180 cmtime -s $A -p "$PORT" -c "$n" >/tmp/bench.cm 2>&1; then
-		record "$drv" cmtime "$n" "$rep" fail "client failed"
-		tail -n 5 /tmp/bench.cm | sed 's/^/bench:   /' >&2
-		ok=0
+	if cli_here && ((ok)); then
+		insns_mark before cmtime "$n" "$n"
+		if ip netns exec $NSB timeout 180 cmtime -s $A -p "$PORT" -c "$n" >/tmp/bench.cm 2>&1; then
+			insns_mark after cmtime "$n" "$n"
+		else
+			record "$drv" cmtime "$n" "$rep" fail "client failed"
+			tail -n 5 /tmp/bench.cm | sed 's/^/bench:   /' >&2
+			ok=0
+		fi
 	fi
 	meet $((PORT + 2))
 	# cmtime's server serves on until it is stopped.
@@ -584,6 +589,11 @@ run_points() {
 			if [ "$tool" = cpu ]; then
 				log "$drv rep $rep: CPU time of $size 64 KiB"
 				cpu_point "$size" "$rep"
+				continue
+			fi
+			if [ "$tool" = cmtime ]; then
+				log "$drv rep $rep: cmtime $size"
+				conn_rate "$drv" "$rep" "$size"
 				continue
 			fi
 			log "$drv rep $rep: $tool $size"
@@ -721,7 +731,7 @@ profile() {
 	out=/tmp/bench.profile.tsv
 	for p in $points; do
 		tool=${p%%:*} size=${p#*:}
-		[ "$tool" != cpu ] || continue
+		[ "$tool" != cpu ] && [ "$tool" != cmtime ] || continue
 		: >"$out"
 		client_wrap=(command perf stat -a -x, -o "$st" -e "$(IFS=,; echo "${ev[*]}")" --)
 		perf "$drv" "$tool" "$size" p "$(iters_for "$size" "$tool")"
