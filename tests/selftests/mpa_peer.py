@@ -12,6 +12,8 @@ Initiator (against an rping server on an xiw device):
     p2p       rev 2 Request asking for peer-to-peer mode with a Read RTR
     markers   rev 2 Request asking for markers (xiw refuses them)
     badkey    wrong key
+    badhdr    wrong key, announcing 100 octets of private data it never
+              sends (the header alone is to be refused)
     badrev    revision 7
     bigpd     PD_Length 513
     garbage   64 random octets
@@ -193,6 +195,7 @@ def do_connect(a):
         "p2p": frame(KEY_REQ, F_ENH, 2, pdata, P2P | 4, RTR_READ | 4),
         "markers": frame(KEY_REQ, F_M | F_ENH, 2, pdata, 4, 4),
         "badkey": frame(b"MPA ID Bad Frame", F_ENH, 2, pdata, 4, 4),
+        "badhdr": b"MPA ID Bad Frame" + bytes([F_ENH, 2, 0, 100]),
         "badrev": frame(KEY_REQ, 0, 7, pdata),
         "bigpd": frame(KEY_REQ, 0, 1, b"x" * 513),
         "garbage": os.urandom(64),
@@ -325,8 +328,8 @@ def main():
     c.add_argument("port", type=int)
     c.add_argument("--send", required=True,
                    choices=["req2", "req1", "p2p", "markers", "badkey",
-                            "badrev", "bigpd", "garbage", "reply", "trunc",
-                            "truncfin"])
+                            "badhdr", "badrev", "bigpd", "garbage", "reply",
+                            "trunc", "truncfin"])
     c.add_argument("--expect", required=True,
                    choices=["reply2", "reply1", "reject", "close"])
     c.add_argument("--rping-send", action="store_true")

@@ -98,7 +98,7 @@ t_malformed() {
 	local kind n
 	rping_server $A4
 	log_mark
-	for kind in badkey badrev bigpd garbage reply truncfin; do
+	for kind in badkey badhdr badrev bigpd garbage reply truncfin; do
 		peer connect $A4 $PORT --send $kind --expect close --timeout 8
 	done
 	server_alive

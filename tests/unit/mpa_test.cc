@@ -54,6 +54,32 @@ TEST_P(MpaFrameVec, Decode)
 
 class MpaFrameVecOk : public MpaFrameVec {};
 
+// Rows whose fixed header is wrong in itself (key, revision, PD_Length).
+class MpaFrameVecHdrErr : public MpaFrameVec {};
+
+std::vector<xiw_vec_mpa> HeaderErrorRows()
+{
+	std::vector<xiw_vec_mpa> rows;
+
+	for (const auto &r : Rows(xiw_vec_mpa_rows, Which::Err))
+		if (r.err == XIW_ERR_MPA_KEY || r.err == XIW_ERR_MPA_REV || r.err == XIW_ERR_MPA_PD_LEN)
+			rows.push_back(r);
+	return rows;
+}
+
+// Rejected at its 20 octets: neither the parser nor xiw_mpa_frame_need()
+// waits for the private data such a header announces.
+TEST_P(MpaFrameVecHdrErr, RejectedAtTheHeader)
+{
+	const xiw_vec_mpa &v = GetParam();
+	xiw_mpa_frame f;
+	size_t used;
+
+	ASSERT_GE(v.len, 20u);
+	EXPECT_EQ(20u, xiw_mpa_frame_need(v.bytes, 20));
+	EXPECT_EQ(v.err, xiw_mpa_frame_parse(v.bytes, 20, &f, &used));
+}
+
 TEST_P(MpaFrameVecOk, EveryPrefixIsTruncatedUntilComplete)
 {
 	const xiw_vec_mpa &v = GetParam();
@@ -95,6 +121,7 @@ TEST_P(MpaFrameVecOk, EncodeExactBytes)
 
 INSTANTIATE_TEST_SUITE_P(Rfc, MpaFrameVec, ::testing::ValuesIn(Rows(xiw_vec_mpa_rows, Which::All)));
 INSTANTIATE_TEST_SUITE_P(Rfc, MpaFrameVecOk, ::testing::ValuesIn(Rows(xiw_vec_mpa_rows, Which::Ok)));
+INSTANTIATE_TEST_SUITE_P(Rfc, MpaFrameVecHdrErr, ::testing::ValuesIn(HeaderErrorRows()));
 
 class MpaNegVec : public ::testing::TestWithParam<xiw_vec_mpa_neg> {};
 

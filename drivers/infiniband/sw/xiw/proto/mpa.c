@@ -22,24 +22,42 @@ static bool xiw_mpa_one_bit(u8 v)
 	return v && !(v & (v - 1));
 }
 
+/*
+ * What is wrong with the fixed header at @p (MPA_RR_HDR_LEN octets), in
+ * the order the parser reports it: the key (RFC 5044 sec 7.1: neither
+ * a Request's nor a Reply's), the revision, PD_Length.
+ */
+static enum xiw_proto_err xiw_mpa_hdr_check(const u8 *p)
+{
+	u8 rev = p[MPA_RR_REV_OFF];
+
+	if (memcmp(p, MPA_KEY_REQ, MPA_KEY_LEN) &&
+	    memcmp(p, MPA_KEY_REP, MPA_KEY_LEN))
+		return XIW_ERR_MPA_KEY;
+	if (rev != MPA_REV_1 && rev != MPA_REV_2)
+		return XIW_ERR_MPA_REV;
+	if (xiw_get_be16(p + MPA_RR_PDLEN_OFF) > MPA_MAX_PD_LEN)
+		return XIW_ERR_MPA_PD_LEN;
+	return XIW_OK;
+}
+
 /**
  * xiw_mpa_frame_need() - octets the frame starting at @p occupies
  * @p: received octets
  * @len: number of octets at @p
  *
- * Return: 20 while the fixed header is incomplete, then 20 + PD_Length
- * (or 20 if PD_Length is out of range, so the parser can reject it).
+ * A header that is wrong already (key, revision or PD_Length) needs no
+ * private data to be rejected: the parser rejects it at 20 octets, so a
+ * peer's garbage does not hold the connection until the MPA timeout.
+ *
+ * Return: 20 while the fixed header is incomplete or wrong, else
+ * 20 + PD_Length.
  */
 size_t xiw_mpa_frame_need(const u8 *p, size_t len)
 {
-	u16 pd;
-
-	if (len < MPA_RR_HDR_LEN)
+	if (len < MPA_RR_HDR_LEN || xiw_mpa_hdr_check(p) != XIW_OK)
 		return MPA_RR_HDR_LEN;
-	pd = xiw_get_be16(p + MPA_RR_PDLEN_OFF);
-	if (pd > MPA_MAX_PD_LEN)
-		return MPA_RR_HDR_LEN;
-	return MPA_RR_HDR_LEN + pd;
+	return MPA_RR_HDR_LEN + xiw_get_be16(p + MPA_RR_PDLEN_OFF);
 }
 
 /**
@@ -59,6 +77,7 @@ enum xiw_proto_err xiw_mpa_frame_parse(const u8 *p, size_t len,
 				       struct xiw_mpa_frame *f,
 				       size_t *consumed)
 {
+	enum xiw_proto_err err;
 	u8 flags;
 	u16 pd;
 
@@ -66,13 +85,12 @@ enum xiw_proto_err xiw_mpa_frame_parse(const u8 *p, size_t len,
 	*consumed = 0;
 	if (len < MPA_RR_HDR_LEN)
 		return XIW_ERR_MPA_TRUNCATED;
-	if (!memcmp(p, MPA_KEY_REQ, MPA_KEY_LEN))
-		f->reply = false;
-	else if (!memcmp(p, MPA_KEY_REP, MPA_KEY_LEN))
-		f->reply = true;
-	else
-		return XIW_ERR_MPA_KEY;
+	err = xiw_mpa_hdr_check(p);
+	if (err == XIW_ERR_MPA_KEY)
+		return err;
 
+	/* A wrong revision or PD_Length still reports the header. */
+	f->reply = !memcmp(p, MPA_KEY_REP, MPA_KEY_LEN);
 	flags = p[MPA_RR_FLAGS_OFF];
 	f->markers = !!(flags & MPA_RR_FLAG_M);
 	f->crc = !!(flags & MPA_RR_FLAG_C);
@@ -81,10 +99,8 @@ enum xiw_proto_err xiw_mpa_frame_parse(const u8 *p, size_t len,
 	f->rev = p[MPA_RR_REV_OFF];
 	pd = xiw_get_be16(p + MPA_RR_PDLEN_OFF);
 	f->pd_len = pd;
-	if (f->rev != MPA_REV_1 && f->rev != MPA_REV_2)
-		return XIW_ERR_MPA_REV;
-	if (pd > MPA_MAX_PD_LEN)
-		return XIW_ERR_MPA_PD_LEN;
+	if (err != XIW_OK)
+		return err;
 	if (len < (size_t)MPA_RR_HDR_LEN + pd)
 		return XIW_ERR_MPA_TRUNCATED;
 

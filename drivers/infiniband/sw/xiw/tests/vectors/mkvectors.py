@@ -178,6 +178,9 @@ mrow("rev 1 with the 0x10 flag: private data stays ULP data", mpa(KEY_REQ, 0, 0,
 mrow("reserved flag bits ignored", mpa(KEY_REQ, 1, 0, 0, 1, extra_flags=0x0f), m=1, rev=1)
 mrow("wrong key", b"MPA ID Bad Frame" + bytes([0, 1, 0, 0]), "XIW_ERR_MPA_KEY")
 mrow("key differs in case", b"mpa ID Req Frame" + bytes([0, 1, 0, 0]), "XIW_ERR_MPA_KEY")
+# Rejected at the header: the private data it announces is never waited for.
+mrow("wrong key, PD_Length 100, header only", b"MPA ID Bad Frame" + bytes([0, 2, 0, 100]), "XIW_ERR_MPA_KEY")
+mrow("revision 3, PD_Length 100, header only", mpa(KEY_REQ, 0, 0, 0, 3, pdlen=100), "XIW_ERR_MPA_REV")
 mrow("revision 0", mpa(KEY_REQ, 0, 0, 0, 0), "XIW_ERR_MPA_REV")
 mrow("revision 3", mpa(KEY_REP, 0, 0, 0, 3), "XIW_ERR_MPA_REV")
 mrow("PD_Length 513", mpa(KEY_REQ, 0, 0, 0, 1, bytes(513)), "XIW_ERR_MPA_PD_LEN")
