@@ -97,6 +97,12 @@ struct Symbols {
 	}
 };
 
+// Is @sym ("name" or "name [module]") the symbol named @name?
+bool NameIs(const std::string &sym, const std::string &name)
+{
+	return sym == name || (sym.starts_with(name) && sym[name.size()] == ' ');
+}
+
 // --blocks: the symbols asked for, and per symbol and block offset the
 // block's instructions and its executions (summed, signed as the counts).
 struct Blocks {
@@ -111,7 +117,7 @@ struct Blocks {
 	const std::string *wanted(const std::string &sym) const
 	{
 		for (const auto &n : names)
-			if (sym == n || (sym.starts_with(n) && sym[n.size()] == ' '))
+			if (NameIs(sym, n))
 				return &n;
 		return nullptr;
 	}
@@ -182,7 +188,7 @@ bool ReadCounts(const std::string &path, const Symbols &syms,
 unsigned long long AddressOf(const Symbols &syms, const std::string &name)
 {
 	for (const auto &[va, sym] : syms.by_addr)
-		if (sym == name || (sym.starts_with(name) && sym[name.size()] == ' '))
+		if (NameIs(sym, name))
 			return va;
 	return 0;
 }
